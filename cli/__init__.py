@@ -1,0 +1,1 @@
+"""mlx26 command-line interface (typer)."""

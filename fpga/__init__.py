@@ -1,0 +1,1 @@
+"""HLS C++ kernels, the pyxrt host path and their software emulation."""

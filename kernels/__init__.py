@@ -1,0 +1,1 @@
+"""Hot loops: fused torch ops and compiled kernels, each beside a pure reference implementation."""
