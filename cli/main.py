@@ -1,2 +1,100 @@
-def run():
-    print("ok")
+"""The ``mlx26`` typer app: every command is registered here, from one explicit list.
+
+Command modules import only the standard library, typer and ``mlx26.cli._io`` at module
+level (numpy, torch and the cores load inside the command functions), so building the
+whole app for ``mlx26 --help`` stays fast. ``main(argv)`` runs the app and maps every
+failure to one line on stderr and an exit code (see ``mlx26.cli._errors``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Annotated
+
+import typer
+from mlx26.cli._errors import handle
+from mlx26.core._version import __version__
+
+# (command name, "module:function") for single commands; (group name, "module:app") for groups.
+# Order is the order shown by --help.
+COMMANDS: list[tuple[str, str]] = [
+    ("info", "mlx26.cli.info:info"),
+]
+GROUPS: list[tuple[str, str, str]] = [
+    ("io", "mlx26.cli.io_convert:app", "Convert records between JSON, JSONL, CSV and TSV."),
+]
+# Nested training entry points (`mlx26 train rl`, `mlx26 train grpo`) register here.
+TRAIN_COMMANDS: list[tuple[str, str]] = []
+
+
+def _resolve(target: str):
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"mlx26 {__version__}")
+        raise typer.Exit()
+
+
+def build_app() -> typer.Typer:
+    app = typer.Typer(
+        name="mlx26",
+        help="Methods of 19 ICML 2026 papers as one command-line toolbox.\n\n"
+        "Data goes to stdout, everything else to stderr. INPUT may be - for stdin.",
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode=None,  # plain help: no rich import on the --help path, stable for docs
+        pretty_exceptions_enable=False,
+        # A fixed width keeps --help identical on every terminal, so the README reference is stable.
+        context_settings={"help_option_names": ["-h", "--help"], "terminal_width": 100,
+                          "max_content_width": 100},
+    )
+
+    @app.callback()
+    def root(
+        version: Annotated[bool, typer.Option("--version", help="Show the version and exit.",
+                                              is_eager=True, callback=_version)] = False,
+    ) -> None:
+        """mlx26: methods of 19 ICML 2026 papers as one command-line toolbox."""
+
+    for name, target in COMMANDS:
+        app.command(name)(_resolve(target))
+    for name, target, help_text in GROUPS:
+        app.add_typer(_resolve(target), name=name, help=help_text)
+    if TRAIN_COMMANDS:
+        train = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Training entry points.")
+        for name, target in TRAIN_COMMANDS:
+            train.command(name)(_resolve(target))
+        app.add_typer(train, name="train")
+    return app
+
+
+app = build_app()
+
+
+def command_names() -> list[str]:
+    return [n for n, _ in COMMANDS] + [n for n, _, _ in GROUPS] + (["train"] if TRAIN_COMMANDS else [])
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI on ``argv`` and return the exit code (never raises, except under MLX26_DEBUG)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        rc = app(args=args, prog_name="mlx26", standalone_mode=False)
+    except Exception as exc:  # every failure becomes one line + exit code
+        return handle(exc, command_names())
+    except KeyboardInterrupt as exc:
+        return handle(exc)
+    return rc if isinstance(rc, int) else 0
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,496 @@
+"""The I/O contract shared by every mlx26 command (CONVENTIONS.md, "The I/O contract").
+
+* ``read_records`` / ``read_numbered``: a path or ``-`` (stdin) in JSON, JSONL, CSV, TSV or
+  plain lines, chosen by ``--input-format``, else by the file extension, else by sniffing.
+* ``emit``: one result (a mapping) or records (an iterable of mappings) as a rich table on a
+  terminal, JSON / JSONL when piped, or the ``--format`` asked for; files are written
+  atomically and never overwritten without ``--force``; a closed pipe ends the run quietly.
+* The option types every command reuses (``InputArg``, ``OutputOpt``, ``FormatOpt``, …),
+  ``--config`` handling and a stderr progress helper.
+
+Only the standard library and typer are imported at module level: this module is on the
+``mlx26 --help`` path. rich and yaml are imported when a table, progress bar or YAML file is used.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from enum import Enum, StrEnum
+from pathlib import Path
+from typing import IO, Annotated, Any
+
+import typer
+from mlx26.cli._errors import UsageError, did_you_mean
+
+
+class InputFormat(StrEnum):
+    auto = "auto"
+    json = "json"
+    jsonl = "jsonl"
+    csv = "csv"
+    tsv = "tsv"
+    lines = "lines"
+
+
+class OutputFormat(StrEnum):
+    auto = "auto"
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+    csv = "csv"
+    tsv = "tsv"
+
+
+# Key under which plain lines and bare JSON scalars are stored in a record.
+VALUE_KEY = "value"
+
+_EXT_IN = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv",
+           ".tab": "tsv", ".txt": "lines"}
+_EXT_OUT = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv",
+            ".txt": "table"}
+
+
+# --------------------------------------------------------------------------- shared options
+
+def _config_keys(ctx: typer.Context) -> dict[str, str]:
+    """Config key (the long option name, e.g. ``input-format``; an argument's name) → parameter name."""
+    keys: dict[str, str] = {}
+    for param in ctx.command.params:
+        if param.name in (None, "config", "print_config"):
+            continue
+        longs = [opt[2:] for opt in param.opts if opt.startswith("--")]
+        keys[longs[0] if longs else param.name.replace("_", "-")] = param.name
+    return keys
+
+
+def _load_config(ctx: typer.Context, param: Any, value: str | None) -> str | None:
+    """Eager ``--config`` callback: file keys become defaults, so the command line still wins."""
+    if not value:
+        return value
+    data = _read_config_file(value)
+    keys = _config_keys(ctx)
+    resolved: dict[str, Any] = {}
+    for key, val in data.items():
+        name = keys.get(str(key).replace("_", "-"))
+        if name is None:
+            suggestion = did_you_mean(str(key).replace("_", "-"), keys)
+            raise UsageError(
+                f"unknown key '{key}' in config file {value}." + (f" {suggestion}" if suggestion else ""),
+                hint="valid keys: " + ", ".join(sorted(keys)),
+            )
+        resolved[name] = val
+    ctx.default_map = {**(ctx.default_map or {}), **resolved}
+    return value
+
+
+def _read_config_file(path: str) -> dict[str, Any]:
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"config file not found: {path}")
+    text = p.read_text(encoding="utf-8")
+    try:
+        if p.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:  # yaml and json raise different types; both are malformed input
+        raise UsageError(f"cannot parse config file {path}: {' '.join(str(exc).split())}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(f"config file {path} must hold a mapping of option names to values")
+    return data
+
+
+InputArg = Annotated[str, typer.Argument(help="Input file, or - for stdin.", metavar="INPUT")]
+InputFormatOpt = Annotated[
+    InputFormat,
+    typer.Option("--input-format", help="Input format; auto = from the extension, else sniffed."),
+]
+OutputOpt = Annotated[
+    str | None, typer.Option("--output", "-o", help="Write here instead of stdout (atomic).", metavar="PATH")
+]
+FormatOpt = Annotated[
+    OutputFormat,
+    typer.Option("--format", help="auto = table on a terminal, JSON/JSONL when piped or by -o extension."),
+]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing --output file.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed; output is deterministic for a fixed seed.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notices on stderr.")]
+ConfigOpt = Annotated[
+    str | None,
+    typer.Option("--config", help="YAML/JSON file whose keys are option names; the command line wins.",
+                 is_eager=True, callback=_load_config, metavar="FILE"),
+]
+PrintConfigOpt = Annotated[
+    bool, typer.Option("--print-config", help="Print the resolved options as YAML and exit.")
+]
+
+
+def print_config_requested(ctx: typer.Context, print_config: bool) -> bool:
+    """If ``--print-config`` was given, print the resolved options as YAML and return True."""
+    if not print_config:
+        return False
+    import yaml
+
+    resolved = {key: ctx.params.get(name) for key, name in _config_keys(ctx).items()}
+    resolved = {k: (v.value if isinstance(v, Enum) else v) for k, v in resolved.items()}
+    sys.stdout.write(yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True))
+    return True
+
+
+# --------------------------------------------------------------------------- reading
+
+def open_input(path: str) -> IO[str]:
+    """Open a path or ``-`` for text reading; fail at once when stdin is a terminal."""
+    if path == "-":
+        stdin = sys.stdin
+        if stdin is None or stdin.isatty():
+            raise UsageError("nothing piped to stdin.", hint="pipe data in (… | mlx26 …) or give a file path")
+        return stdin
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"input file not found: {path}")
+    if p.is_dir():
+        raise UsageError(f"input is a directory, not a file: {path}")
+    return open(p, encoding="utf-8-sig", newline="")
+
+
+def resolve_input_format(path: str, input_format: InputFormat | str, head: str, text_default: str) -> str:
+    fmt = InputFormat(input_format).value
+    if fmt != "auto":
+        return fmt
+    if path != "-":
+        by_ext = _EXT_IN.get(Path(path).suffix.lower())
+        if by_ext:
+            return by_ext
+    return sniff_format(head, text_default)
+
+
+def sniff_format(head: str, text_default: str = "csv") -> str:
+    """Guess the format of text from its first line(s).
+
+    ``text_default`` is what non-JSON text is read as: "csv" lets a delimiter decide between
+    CSV/TSV/plain lines; "lines" (for commands whose natural input is one item a line, such as
+    expressions that may contain commas) skips delimiter sniffing.
+    """
+    first = next((line.strip() for line in head.splitlines() if line.strip()), "")
+    if first.startswith("["):
+        return "json"
+    if first.startswith("{"):
+        try:
+            return "jsonl" if isinstance(json.loads(first), dict) else "json"
+        except json.JSONDecodeError:
+            return "json"  # a pretty-printed object spans lines
+    if text_default == "lines":
+        return "lines"
+    if "\t" in first:
+        return "tsv"
+    if "," in first:
+        return "csv"
+    return "lines"
+
+
+def read_numbered(
+    path: str,
+    input_format: InputFormat | str = "auto",
+    *,
+    text_default: str = "csv",
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, record)`` pairs; malformed input raises UsageError naming the line.
+
+    JSONL, CSV, TSV and lines are streamed; a JSON document is read whole. A JSON scalar or a
+    plain line becomes ``{"value": …}``.
+    """
+    stream = open_input(path)
+    name = "stdin" if path == "-" else path
+    try:
+        head_lines: list[str] = []
+        for line in stream:
+            head_lines.append(line)
+            if line.strip() or len(head_lines) > 1000:
+                break
+        fmt = resolve_input_format(path, input_format, "".join(head_lines), text_default)
+        lines = _chain(head_lines, stream)
+        if fmt == "json":
+            yield from _read_json(name, "".join(lines))
+        elif fmt == "jsonl":
+            yield from _read_jsonl(name, lines)
+        elif fmt in ("csv", "tsv"):
+            yield from _read_csv(name, lines, "\t" if fmt == "tsv" else ",")
+        else:
+            for number, line in enumerate(lines, 1):
+                text = line.rstrip("\r\n")
+                if text.strip():
+                    yield number, {VALUE_KEY: text}
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+
+
+def read_records(path: str, input_format: InputFormat | str = "auto", *, text_default: str = "csv"
+                 ) -> Iterator[dict[str, Any]]:
+    """Records from a path or ``-``; see :func:`read_numbered`."""
+    return (record for _, record in read_numbered(path, input_format, text_default=text_default))
+
+
+def _chain(head: list[str], rest: Iterable[str]) -> Iterator[str]:
+    yield from head
+    yield from rest
+
+
+def _as_record(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {VALUE_KEY: value}
+
+
+def _read_json(name: str, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{name} line {exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno}).",
+                         hint="for one object a line use --input-format jsonl") from exc
+    items = data if isinstance(data, list) else [data]
+    for index, item in enumerate(items, 1):
+        yield index, _as_record(item)
+
+
+def _read_jsonl(name: str, lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{name} line {number}: invalid JSON ({exc.msg}, column {exc.colno}).",
+                             hint="use --input-format lines to read each line as plain text") from exc
+        yield number, _as_record(value)
+
+
+def _read_csv(name: str, lines: Iterable[str], delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    reader = csv.reader(lines, delimiter=delimiter)
+    header: list[str] | None = None
+    for row in reader:
+        if header is None:
+            if not any(cell.strip() for cell in row):
+                continue
+            header = [cell.strip() or f"column{i + 1}" for i, cell in enumerate(row)]
+            duplicates = {h for h in header if header.count(h) > 1}
+            if duplicates:
+                raise UsageError(f"{name}: duplicate column name(s) in header: {', '.join(sorted(duplicates))}")
+            continue
+        if not row or not any(cell.strip() for cell in row):
+            continue
+        if len(row) > len(header):
+            raise UsageError(f"{name} line {reader.line_num}: {len(row)} fields but the header has {len(header)}.",
+                             hint="quote fields that contain the delimiter")
+        yield reader.line_num, dict(zip(header, row + [""] * (len(header) - len(row)), strict=True))
+
+
+def parse_number(text: Any) -> float | int | None:
+    """An int or float from a cell (ints stay ints), or None when the cell is not a number."""
+    if isinstance(text, bool):
+        return None
+    if isinstance(text, (int, float)):
+        return text
+    if not isinstance(text, str):
+        return None
+    s = text.strip()
+    try:
+        return int(s)
+    except ValueError:
+        pass
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+# --------------------------------------------------------------------------- writing
+
+def check_output(output: str | None, force: bool) -> None:
+    """Refuse an existing output file before any work is done (validate early)."""
+    if output in (None, "-"):
+        return
+    p = Path(output)
+    if p.is_dir():
+        raise UsageError(f"output path is a directory: {output}")
+    if p.exists() and not force:
+        raise UsageError(f"refusing to overwrite existing file {output}.", hint="add --force to replace it")
+    if not p.parent.exists():
+        raise UsageError(f"output directory does not exist: {p.parent}")
+
+
+def resolve_output_format(fmt: OutputFormat | str, output: str | None, single: bool) -> str:
+    fmt = OutputFormat(fmt).value
+    if fmt != "auto":
+        return fmt
+    if output not in (None, "-"):
+        by_ext = _EXT_OUT.get(Path(output).suffix.lower())
+        if by_ext:
+            return by_ext
+    elif _isatty(sys.stdout):
+        return "table"
+    return "json" if single else "jsonl"
+
+
+def _isatty(stream: IO[str] | None) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except ValueError:  # closed stream
+        return False
+
+
+def _json_default(obj: Any) -> Any:
+    if hasattr(obj, "tolist"):  # numpy arrays and scalars, torch tensors; no numpy import needed
+        return obj.tolist()
+    if hasattr(obj, "item"):
+        return obj.item()
+    if isinstance(obj, Enum):
+        return obj.value
+    if isinstance(obj, (Path, set, frozenset)):
+        return str(obj) if isinstance(obj, Path) else sorted(obj)
+    if hasattr(obj, "__dataclass_fields__"):
+        import dataclasses
+
+        return dataclasses.asdict(obj)
+    raise TypeError(f"cannot serialise {type(obj).__name__} to JSON")
+
+
+def to_json(value: Any, indent: int | None = None) -> str:
+    return json.dumps(value, default=_json_default, ensure_ascii=False, indent=indent)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)  # round-trips exactly
+    if isinstance(value, (dict, list, tuple)):
+        return to_json(value)
+    return str(value)
+
+
+def _display(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}" if math.isfinite(value) else str(value)
+    return _cell(value)
+
+
+def _columns(records: list[Mapping[str, Any]]) -> list[str]:
+    seen: dict[str, None] = {}
+    for record in records:
+        for key in record:
+            seen.setdefault(key, None)
+    return list(seen)
+
+
+def _write(stream: IO[str], data: Mapping[str, Any] | Iterable[Mapping[str, Any]], fmt: str,
+           single: bool, title: str | None) -> None:
+    if fmt == "jsonl" or (fmt == "json" and not single):
+        if fmt == "json":
+            stream.write(to_json(list(data), indent=2) + "\n")
+            return
+        for record in ([data] if single else data):
+            stream.write(to_json(record) + "\n")
+        return
+    if fmt == "json":
+        stream.write(to_json(data, indent=2) + "\n")
+        return
+    records: list[Mapping[str, Any]] = [data] if isinstance(data, Mapping) else list(data)
+    if fmt in ("csv", "tsv"):
+        columns = _columns(records)
+        writer = csv.writer(stream, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
+        writer.writerow(columns)
+        for record in records:
+            writer.writerow([_cell(record.get(c)) for c in columns])
+        return
+    _write_table(stream, records, single, title)
+
+
+def _write_table(stream: IO[str], records: list[Mapping[str, Any]], single: bool, title: str | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False)
+    if single:
+        table.add_column("key", style="bold")
+        table.add_column("value")
+        for key, value in records[0].items():
+            table.add_row(str(key), _display(value))
+    else:
+        columns = _columns(records)
+        for column in columns:
+            table.add_column(column)
+        for record in records:
+            table.add_row(*[_display(record.get(c)) for c in columns])
+    width = None if _isatty(stream) else 160
+    Console(file=stream, width=width, soft_wrap=False).print(table)
+
+
+def emit(
+    data: Mapping[str, Any] | Iterable[Mapping[str, Any]],
+    output: str | None = None,
+    fmt: OutputFormat | str = "auto",
+    *,
+    force: bool = False,
+    title: str | None = None,
+) -> None:
+    """Write one result (a mapping) or records (an iterable of mappings).
+
+    stdout: a closed pipe (``| head``) ends the run with exit 0 and no traceback.
+    file: written to a temporary file in the same folder and renamed, so an interrupted or
+    failed run leaves any previous file intact; an existing file needs ``force``.
+    """
+    single = isinstance(data, Mapping)
+    resolved = resolve_output_format(fmt, output, single)
+    if output in (None, "-"):
+        try:
+            _write(sys.stdout, data, resolved, single, title)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader went away: silence the final flush at exit too, then stop quietly.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            raise SystemExit(0) from None
+        return
+    check_output(output, force)
+    target = Path(output)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with open(fd, "w", encoding="utf-8", newline="") as handle:
+            _write(handle, data, resolved, single, title)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------- stderr
+
+def notice(message: str, quiet: bool = False) -> None:
+    """A one-line notice or warning on stderr (never stdout)."""
+    if not quiet:
+        print(message, file=sys.stderr)
+
+
+def progress(iterable: Iterable[Any], *, total: int | None = None, description: str = "working",
+             quiet: bool = False) -> Iterator[Any]:
+    """Iterate with a rich progress bar on stderr, only when stderr is a terminal and not quiet."""
+    if quiet or not _isatty(sys.stderr):
+        yield from iterable
+        return
+    from rich.console import Console
+    from rich.progress import track
+
+    yield from track(iterable, total=total, description=description, console=Console(stderr=True),
+                     transient=True)

@@ -1,0 +1,25 @@
+"""``mlx26 info``: version, Python, optional extras and backends, data directory."""
+
+from __future__ import annotations
+
+from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, check_output, emit
+
+
+def info(
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Show the version, Python, which extras and backends are present, and the data directory.
+
+    A table on a terminal, JSON when piped.
+
+    \b
+    Examples:
+      mlx26 info
+      mlx26 info --format json | python -c "import json,sys; print(json.load(sys.stdin)['version'])"
+    """
+    check_output(output, force)
+    from mlx26.core.common.environment import describe
+
+    emit(describe(), output, fmt, force=force, title="mlx26 info")

@@ -1,0 +1,1 @@
+"""Pieces shared by several cores: seeding, environment probes, model zoo, LLM backends."""
