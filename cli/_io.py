@@ -14,6 +14,7 @@ Only the standard library and typer are imported at module level: this module is
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -45,6 +46,7 @@ class OutputFormat(StrEnum):
     jsonl = "jsonl"
     csv = "csv"
     tsv = "tsv"
+    lines = "lines"
 
 
 # Key under which plain lines and bare JSON scalars are stored in a record.
@@ -53,7 +55,7 @@ VALUE_KEY = "value"
 _EXT_IN = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv",
            ".tab": "tsv", ".txt": "lines"}
 _EXT_OUT = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".tsv": "tsv",
-            ".txt": "table"}
+            ".txt": "lines"}
 
 
 # --------------------------------------------------------------------------- shared options
@@ -199,43 +201,61 @@ def sniff_format(head: str, text_default: str = "csv") -> str:
     return "lines"
 
 
-def read_numbered(
-    path: str,
-    input_format: InputFormat | str = "auto",
-    *,
-    text_default: str = "csv",
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, record)`` pairs; malformed input raises UsageError naming the line.
+class RecordStream:
+    """Numbered records from a path or ``-``; the format is resolved on construction.
 
-    JSONL, CSV, TSV and lines are streamed; a JSON document is read whole. A JSON scalar or a
-    plain line becomes ``{"value": …}``.
+    Iterating yields ``(line_number, record)``; malformed input raises UsageError naming the
+    line. JSONL, CSV, TSV and lines are streamed; a JSON document is read whole. A JSON scalar
+    or a plain line becomes ``{"value": …}``. ``format`` lets a command answer in kind (CSV in,
+    CSV out). ``keep_blank_lines`` yields blank plain lines too, for commands that report them.
     """
-    stream = open_input(path)
-    name = "stdin" if path == "-" else path
-    try:
-        head_lines: list[str] = []
-        for line in stream:
-            head_lines.append(line)
-            if line.strip() or len(head_lines) > 1000:
-                break
-        fmt = resolve_input_format(path, input_format, "".join(head_lines), text_default)
-        lines = _chain(head_lines, stream)
-        if fmt == "json":
-            yield from _read_json(name, "".join(lines))
-        elif fmt == "jsonl":
-            yield from _read_jsonl(name, lines)
-        elif fmt in ("csv", "tsv"):
-            yield from _read_csv(name, lines, "\t" if fmt == "tsv" else ",")
-        else:
-            for number, line in enumerate(lines, 1):
-                text = line.rstrip("\r\n")
-                if text.strip():
-                    yield number, {VALUE_KEY: text}
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
-    finally:
-        if stream is not sys.stdin:
-            stream.close()
+
+    def __init__(self, path: str, input_format: InputFormat | str = "auto", *, text_default: str = "csv",
+                 keep_blank_lines: bool = False):
+        self.path = path
+        self.keep_blank_lines = keep_blank_lines
+        self.name = "stdin" if path == "-" else path
+        self._stream = open_input(path)
+        self._head: list[str] = []
+        try:
+            for line in self._stream:
+                self._head.append(line)
+                if line.strip() or len(self._head) > 1000:
+                    break
+        except UnicodeDecodeError as exc:
+            self.close()
+            raise UsageError(f"{self.name} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
+        self.format = resolve_input_format(path, input_format, "".join(self._head), text_default)
+
+    def close(self) -> None:
+        if self._stream is not sys.stdin:
+            self._stream.close()
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        name, fmt = self.name, self.format
+        lines = _chain(self._head, self._stream)
+        try:
+            if fmt == "json":
+                yield from _read_json(name, "".join(lines))
+            elif fmt == "jsonl":
+                yield from _read_jsonl(name, lines)
+            elif fmt in ("csv", "tsv"):
+                yield from _read_csv(name, lines, "\t" if fmt == "tsv" else ",")
+            else:
+                for number, line in enumerate(lines, 1):
+                    text = line.rstrip("\r\n")
+                    if text.strip() or self.keep_blank_lines:
+                        yield number, {VALUE_KEY: text}
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{name} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from exc
+        finally:
+            self.close()
+
+
+def read_numbered(path: str, input_format: InputFormat | str = "auto", *, text_default: str = "csv"
+                  ) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, record)`` pairs from a path or ``-``; see :class:`RecordStream`."""
+    return iter(RecordStream(path, input_format, text_default=text_default))
 
 
 def read_records(path: str, input_format: InputFormat | str = "auto", *, text_default: str = "csv"
@@ -380,6 +400,15 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+def _line(record: Mapping[str, Any]) -> str:
+    """A record as one plain line: its ``value`` (or only) field, else the record as JSON."""
+    if len(record) == 1:
+        return _cell(next(iter(record.values())))
+    if VALUE_KEY in record:
+        return _cell(record[VALUE_KEY])
+    return to_json(record)
+
+
 def _display(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}" if math.isfinite(value) else str(value)
@@ -405,6 +434,10 @@ def _write(stream: IO[str], data: Mapping[str, Any] | Iterable[Mapping[str, Any]
         return
     if fmt == "json":
         stream.write(to_json(data, indent=2) + "\n")
+        return
+    if fmt == "lines":
+        for record in ([data] if single else data):
+            stream.write(_line(record) + "\n")
         return
     records: list[Mapping[str, Any]] = [data] if isinstance(data, Mapping) else list(data)
     if fmt in ("csv", "tsv"):
@@ -454,25 +487,53 @@ def emit(
     single = isinstance(data, Mapping)
     resolved = resolve_output_format(fmt, output, single)
     if output in (None, "-"):
-        try:
+        with _quiet_broken_pipe():
             _write(sys.stdout, data, resolved, single, title)
             sys.stdout.flush()
-        except BrokenPipeError:
-            # The reader went away: silence the final flush at exit too, then stop quietly.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            raise SystemExit(0) from None
         return
+    with atomic_output(output, force) as handle:
+        _write(handle, data, resolved, single, title)
+
+
+@contextlib.contextmanager
+def atomic_output(output: str, force: bool = False) -> Iterator[IO[str]]:
+    """A text handle on a temporary file beside ``output``, renamed onto it only on success."""
     check_output(output, force)
     target = Path(output)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with open(fd, "w", encoding="utf-8", newline="") as handle:
-            _write(handle, data, resolved, single, title)
+            yield handle
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_text(text: str, output: str | None, *, force: bool = False) -> None:
+    """Write exact text (e.g. a byte-stable JSON file) to stdout or atomically to a file."""
+    if output in (None, "-"):
+        emit_raw(text)
+        return
+    with atomic_output(output, force) as handle:
+        handle.write(text)
+
+
+def emit_raw(text: str) -> None:
+    with _quiet_broken_pipe():
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def _quiet_broken_pipe() -> Iterator[None]:
+    """The reader went away (``| head``): silence the flush at exit too, then stop with exit 0."""
+    try:
+        yield
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(0) from None
 
 
 # --------------------------------------------------------------------------- stderr

@@ -23,7 +23,14 @@ COMMANDS: list[tuple[str, str]] = [
 ]
 GROUPS: list[tuple[str, str, str]] = [
     ("io", "mlx26.cli.io_convert:app", "Convert records between JSON, JSONL, CSV and TSV."),
+    ("simplify", "mlx26.cli.simplify:app", "Rule-based simplification of symbolic expressions (SimpliPy-style)."),
 ]
+# Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
+# A group cannot take a positional argument before its subcommand name, so argv is rewritten.
+DEFAULT_SUBCOMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "simplify": ("run", ("run", "equiv", "mine", "decontam", "bench")),
+}
+
 # Nested training entry points (`mlx26 train rl`, `mlx26 train grpo`) register here.
 TRAIN_COMMANDS: list[tuple[str, str]] = []
 
@@ -79,9 +86,17 @@ def command_names() -> list[str]:
     return [n for n, _ in COMMANDS] + [n for n, _, _ in GROUPS] + (["train"] if TRAIN_COMMANDS else [])
 
 
+def _with_default_subcommand(args: list[str]) -> list[str]:
+    if len(args) >= 2 and args[0] in DEFAULT_SUBCOMMANDS:
+        default, subcommands = DEFAULT_SUBCOMMANDS[args[0]]
+        if args[1] not in (*subcommands, "-h", "--help"):
+            return [args[0], default, *args[1:]]
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI on ``argv`` and return the exit code (never raises, except under MLX26_DEBUG)."""
-    args = sys.argv[1:] if argv is None else list(argv)
+    args = _with_default_subcommand(sys.argv[1:] if argv is None else list(argv))
     try:
         rc = app(args=args, prog_name="mlx26", standalone_mode=False)
     except Exception as exc:  # every failure becomes one line + exit code

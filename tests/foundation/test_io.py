@@ -71,6 +71,13 @@ def test_plain_lines_and_json_scalars_become_value_records(run_cli):
     assert scalars.stdout == "value\n1\n2.5\n"
 
 
+def test_lines_output_round_trips_lines_input(run_cli):
+    result = run_cli("io", "convert", "-", "--format", "lines", stdin="a b\n1.5\n")
+    assert result.stdout == "a b\n1.5\n"
+    wide = run_cli("io", "convert", "-", "--format", "lines", stdin='{"a": 1, "b": 2}\n')
+    assert wide.stdout == '{"a": 1, "b": 2}\n'
+
+
 def test_detect_types_and_exact_float_round_trip(run_cli):
     result = run_cli("io", "convert", "-", "--detect-types", "--format", "jsonl",
                      stdin="a,b,c\n007,0.1,x\n-3,1e-300,\n")

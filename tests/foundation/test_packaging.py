@@ -17,7 +17,8 @@ def test_wheel_contains_mapped_subpackages_and_runs(tmp_path):
     wheel = next((tmp_path / "dist").glob("mlx26-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     for required in ("mlx26/cli/main.py", "mlx26/cli/_io.py", "mlx26/core/_version.py", "mlx26/kernels/__init__.py",
-                     "mlx26/fpga/__init__.py", "mlx26/core/common/environment.py"):
+                     "mlx26/fpga/__init__.py", "mlx26/core/common/environment.py",
+                     "mlx26/core/simplify/rules/default.json"):
         assert required in names
     assert not any(n.startswith(("tests/", "cli/", "core/")) for n in names)
     assert any(n.endswith("entry_points.txt") for n in names)

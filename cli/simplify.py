@@ -1,0 +1,290 @@
+"""``mlx26 simplify``: rule-based simplification of symbolic expressions (SimpliPy-style).
+
+Thin wrapper over ``mlx26.core.simplify`` (Saegert & Köthe, ICML 2026). ``mlx26 simplify
+INPUT`` is short for ``mlx26 simplify run INPUT`` (see ``DEFAULT_SUBCOMMANDS`` in main.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+import typer
+from mlx26.cli._errors import RuntimeFailure, UsageError, unknown_name
+from mlx26.cli._io import (
+    VALUE_KEY,
+    ForceOpt,
+    FormatOpt,
+    InputFormat,
+    InputFormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    RecordStream,
+    check_output,
+    emit,
+    notice,
+    write_text,
+)
+
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
+
+MODES = ("sound", "lossy")
+ModeOpt = Annotated[str, typer.Option("--mode", help="sound: equal wherever the input is defined; "
+                                      "lossy: equal where both sides are finite (SR training data).")]
+MaskOpt = Annotated[bool, typer.Option("--mask-constants", help="Fold constants into <constant> (SR skeletons).")]
+RulesOpt = Annotated[str | None, typer.Option("--rules", help="Rules JSON file (default: the shipped rules).",
+                                              metavar="FILE")]
+
+
+def _mode(mode: str) -> str:
+    if mode not in MODES:
+        raise unknown_name("mode", mode, MODES)
+    return mode
+
+
+@app.command("run")
+def run(
+    input: Annotated[str, typer.Argument(help="Expressions, one a line, or JSONL {id, expr|prefix}; - = stdin.",
+                                         metavar="INPUT")] = "-",
+    mode: ModeOpt = "sound",
+    mask_constants: MaskOpt = False,
+    rules: RulesOpt = None,
+    workers: Annotated[int, typer.Option("--workers", help="Processes for large inputs.", min=1)] = 1,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any line could not be simplified.")
+                      ] = False,
+    input_format: InputFormatOpt = InputFormat.auto,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Simplify expressions: one infix expression a line, or JSONL with "expr" or "prefix".
+
+    Writes {id, input, simplified, prefix, len_in, len_out} a line; a malformed line gives
+    {id, input, error} and the stream goes on (exit 0, or 1 with --strict).
+
+    \b
+    Examples:
+      echo 'x1*x2/x2' | mlx26 simplify -
+      printf 'x1 - x1\\nsin(x1)**2 + cos(x1)**2\\n' | mlx26 simplify - --format table
+      echo 'x3*sin(2+1)/(x3*x3)' | mlx26 simplify - --mask-constants --format json
+    """
+    _mode(mode)
+    check_output(output, force)
+    from mlx26.core import simplify as core
+
+    ruleset = core.load_rules(rules) if rules else None
+    # Blank lines are reported as errors, so ids stay line numbers and nothing is dropped silently.
+    source = RecordStream(input, input_format, text_default="lines", keep_blank_lines=True)
+    failures = [0]
+    records = _simplified(source, core, failures, mode=mode, mask_constants=mask_constants, rules=ruleset,
+                          workers=workers)
+    emit(records, output, fmt, force=force, title=f"simplify ({mode})")
+    if failures[0]:
+        notice(f"simplify: {failures[0]} line(s) could not be parsed or simplified (see their 'error').", quiet)
+        if strict:
+            raise RuntimeFailure(f"{failures[0]} line(s) failed.", hint="drop --strict to keep going")
+
+
+def _simplified(source: RecordStream, core: Any, failures: list[int], *, workers: int, **kw: Any
+                ) -> Iterator[dict[str, Any]]:
+    """Parse in this process (per-line errors), simplify in chunks (so output streams)."""
+    chunk_size = 20_000 if workers > 1 else 2_000
+    chunk: list[tuple[Any, str, Any]] = []
+    for line, record in source:
+        chunk.append(_parse_record(line, record, core))
+        if len(chunk) >= chunk_size:
+            yield from _run_chunk(chunk, core, failures, workers, kw)
+            chunk = []
+    if chunk:
+        yield from _run_chunk(chunk, core, failures, workers, kw)
+
+
+def _parse_record(line: int, record: dict[str, Any], core: Any) -> tuple[Any, str, Any]:
+    rid = record.get("id", line)
+    if "prefix" in record:
+        text = record["prefix"] if isinstance(record["prefix"], str) else " ".join(map(str, record["prefix"]))
+        parse = core.parse_prefix
+    else:
+        text = record.get("expr", record.get(VALUE_KEY))
+        parse = core.parse_infix
+    if not isinstance(text, str):
+        return rid, str(text), core.ExpressionError("no 'expr', 'prefix' or expression text in this record")
+    try:
+        return rid, text, parse(text)
+    except core.ExpressionError as exc:
+        return rid, text, exc
+
+
+def _run_chunk(chunk: list[tuple[Any, str, Any]], core: Any, failures: list[int], workers: int,
+               kw: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    valid = [parsed for _, _, parsed in chunk if isinstance(parsed, list)]
+    results = iter(core.simplify_many(valid, workers=workers, **kw))
+    for rid, text, parsed in chunk:
+        out = next(results) if isinstance(parsed, list) else parsed
+        if isinstance(out, Exception):
+            failures[0] += 1
+            yield {"id": rid, "input": text, "error": str(out)}
+        else:
+            yield {"id": rid, "input": text, "simplified": core.to_infix(out), "prefix": " ".join(out),
+                   "len_in": len(parsed), "len_out": len(out)}
+
+
+def _parse_either(text: str, core: Any) -> list[str]:
+    try:
+        return core.parse_infix(text)
+    except core.ExpressionError as exc:
+        raise UsageError(f"cannot parse '{text}': {exc}") from None
+
+
+@app.command("equiv")
+def equiv(
+    a: Annotated[str, typer.Argument(help="First expression (infix).")],
+    b: Annotated[str, typer.Argument(help="Second expression (infix).")],
+    points: Annotated[int, typer.Option("--points", help="Points per point set.", min=8)] = 128,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the point sets.")] = 0,
+    rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-6,
+    domain: Annotated[str, typer.Option("--domain", help="strict: same domain too; intersection: "
+                                        "compare where both are finite.")] = "strict",
+    rename: Annotated[bool, typer.Option("--rename", help="Allow renaming variables.")] = False,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Numeric, domain-aware equivalence of two expressions; <constant> is fitted.
+
+    Exit 0 when equivalent, 1 when not (like diff), 2 on a malformed expression.
+
+    \b
+    Examples:
+      mlx26 simplify equiv 'sin(x1)**2 + cos(x1)**2' '1'
+      mlx26 simplify equiv 'x1*<constant> + <constant>' '<constant>*(x1 + <constant>)' --format json
+    """
+    if domain not in ("strict", "intersection"):
+        raise unknown_name("domain", domain, ("strict", "intersection"))
+    check_output(output, force)
+    from mlx26.core import simplify as core
+
+    pa, pb = _parse_either(a, core), _parse_either(b, core)
+    details = core.equivalent_details(pa, pb, n_points=points, seed=seed, rtol=rtol, domain=domain,
+                                      allow_renaming=rename)
+    emit({"a": a, "b": b, **details}, output, fmt, force=force, title="simplify equiv")
+    if not details["equivalent"]:
+        raise typer.Exit(1)
+
+
+@app.command("mine")
+def mine(
+    max_len: Annotated[int, typer.Option("--max-len", help="Longest source expression (tokens).", min=1, max=9)
+                       ] = 5,
+    n_vars: Annotated[int, typer.Option("--n-vars", help="Number of wildcards.", min=1, max=4)] = 2,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the fingerprint and verification points.")] = 0,
+    operator: Annotated[list[str] | None, typer.Option("--operator", help="Operator to enumerate; repeatable "
+                                                       "(default: the whole table).")] = None,
+    constants: Annotated[bool, typer.Option("--constants/--no-constants", help="Also mine <constant> rules.")
+                         ] = True,
+    output: OutputOpt = None,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Mine verified rewrite rules by enumeration + numeric fingerprints (deterministic per seed).
+
+    Writes the rules JSON (with its provenance: every parameter and the seed) to stdout or -o.
+
+    \b
+    Examples:
+      mlx26 simplify mine --max-len 3 --n-vars 1 --operator neg --operator + | head -c 300
+    """
+    check_output(output, force)
+    from mlx26.core import simplify as core
+
+    if operator:
+        unknown = [o for o in operator if o not in core.OPERATORS]
+        if unknown:
+            raise unknown_name("operator", unknown[0], core.OPERATORS)
+    status = None if quiet or not sys.stderr.isatty() else (lambda msg: notice(f"mine: {msg}"))
+    result = core.mine(max_len=max_len, n_vars=n_vars, seed=seed, operators=operator, constants=constants,
+                       progress=status)
+    write_text(core.rules_json(result), output, force=force)
+    notice(f"mine: {len(result['rules'])} verified rules", quiet)
+
+
+@app.command("decontam")
+def decontam(
+    train: Annotated[str, typer.Option("--train", help="Training expressions (lines or JSONL); - = stdin.",
+                                       metavar="FILE")],
+    test: Annotated[str, typer.Option("--test", help="Test expressions (lines or JSONL).", metavar="FILE")],
+    mode: ModeOpt = "sound",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the functional-image grid.")] = 0,
+    image: Annotated[bool, typer.Option("--image/--no-image", help="Also match by functional image.")] = True,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Drop training expressions equivalent to any test expression (skeleton or functional image).
+
+    Streams over --train; the test set is indexed by hash. Counts go to stderr.
+
+    \b
+    Examples:
+      mlx26 simplify decontam --train <(printf 'x1+x1\\nsin(x2)\\n') --test <(printf '2*x1\\n')
+    """
+    _mode(mode)
+    if train == "-" and test == "-":
+        raise UsageError("--train and --test cannot both be stdin.")
+    check_output(output, force)
+    from mlx26.core import simplify as core
+
+    train_source = RecordStream(train, text_default="lines")
+    test_items = [_item(r) for _, r in RecordStream(test, text_default="lines")]
+    kept, stats = core.decontaminate((_item(r) for _, r in train_source), test_items, mode=mode, seed=seed,
+                                     use_image=image)
+    as_lines = train_source.format == "lines"
+    records = ({VALUE_KEY: x} if as_lines else x for x in kept)
+    if fmt == OutputFormat.auto and as_lines and output in (None, "-") and not sys.stdout.isatty():
+        fmt = OutputFormat.lines
+    emit(records, output, fmt, force=force)
+    notice(f"decontam: kept {stats['kept']} of {stats['train']} training rows (dropped {stats['dropped_skeleton']} "
+           f"by skeleton, {stats['dropped_image']} by functional image; {stats['train_errors']} unparsable kept)",
+           quiet)
+
+
+def _item(record: dict[str, Any]) -> Any:
+    return record[VALUE_KEY] if set(record) == {VALUE_KEY} else record
+
+
+@app.command("bench")
+def bench(
+    n: Annotated[int, typer.Option("--n", help="Random expressions to compare.", min=1)] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the expression generator.")] = 0,
+    timeout: Annotated[float, typer.Option("--timeout", help="SymPy time limit per expression (s).")] = 1.0,
+    max_ops: Annotated[int, typer.Option("--max-ops", help="Operators per expression at most.", min=1)] = 10,
+    mode: ModeOpt = "sound",
+    throughput: Annotated[int, typer.Option("--throughput", help="Also time N expressions with 1 and 2 "
+                                            "workers (0 = skip).", min=0)] = 0,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Side by side with sympy.simplify on seeded random expressions: speed and length ratios.
+
+    \b
+    Examples:
+      mlx26 simplify bench --n 20 --timeout 0.5 --format json
+    """
+    _mode(mode)
+    check_output(output, force)
+    from mlx26.cli._errors import require
+
+    require("sympy", "simplify")
+    from mlx26.core import simplify as core
+
+    result = core.bench(n=n, seed=seed, timeout=timeout, max_ops=max_ops, mode=mode)
+    if throughput:
+        for workers in (1, 2):
+            t = core.throughput(n=throughput, seed=seed, workers=workers, max_ops=max_ops, mode=mode)
+            result[f"throughput_w{workers}_expr_per_s"] = t.get("expr_per_s", t)
+    emit(result, output, fmt, force=force, title="simplify bench (anchor: sympy.simplify)")

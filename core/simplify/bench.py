@@ -1,0 +1,319 @@
+"""Benchmark of the engine against ``sympy.simplify`` and engine throughput.
+
+Reconstruction (our own harness) of the speed/efficacy comparison in Saegert & Köthe,
+"Breaking the Simplification Bottleneck in Amortized Neural Symbolic Regression" (ICML
+2026, arXiv 2602.08885).  On ``n`` seeded random expressions (``random_expressions``) both
+simplifiers run side by side in one call: ours in this process, SymPy in a persistent
+worker process with a per-expression time limit (``signal.setitimer`` inside the worker,
+plus a hard kill and restart from the parent if the worker does not answer).  SymPy's
+result is converted back into our prefix form (shortest spelling: ``a - b``, ``a/b``,
+``inv``, ``pow2``, ``sqrt``, negative literals) to count its length in the same tokens.
+Rows whose input has an undefined constant (our ExpressionError) are skipped for both.
+SymPy is imported only here and only when ``bench`` runs (optional dependency).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+
+from mlx26.core.simplify.generate import random_expressions
+from mlx26.core.simplify.ops import ARITY, CONSTANT, is_var
+
+# ----------------------------------------------------------------------------- sympy side
+
+
+def to_sympy(prefix: list[str]):
+    """SymPy expression of a prefix expression (``<constant>`` -> fresh symbols c0, c1, ...)."""
+    import sympy as sp
+
+    fns = {"abs": sp.Abs, "sqrt": sp.sqrt, "pow1_2": sp.sqrt, "exp": sp.exp, "log": sp.log, "sin": sp.sin,
+           "cos": sp.cos, "tan": sp.tan, "asin": sp.asin, "acos": sp.acos, "atan": sp.atan, "sinh": sp.sinh,
+           "cosh": sp.cosh, "tanh": sp.tanh}
+    stack = []
+    n_const = 0
+    for tok in reversed(prefix):
+        a = ARITY.get(tok)
+        if a is None:
+            if is_var(tok):
+                stack.append(sp.Symbol(tok))
+            elif tok == CONSTANT:
+                stack.append(sp.Symbol(f"c{n_const}"))
+                n_const += 1
+            elif tok == "pi":
+                stack.append(sp.pi)
+            elif tok == "e":
+                stack.append(sp.E)
+            else:
+                v = float(tok)
+                stack.append(sp.Integer(int(v)) if v == int(v) and abs(v) < 1e15 else sp.Float(tok))
+            continue
+        if a == 1:
+            x = stack.pop()
+            if tok == "neg":
+                stack.append(-x)
+            elif tok == "inv":
+                stack.append(1 / x)
+            elif tok == "pow2":
+                stack.append(x**2)
+            elif tok == "pow3":
+                stack.append(x**3)
+            else:
+                stack.append(fns[tok](x))
+        else:
+            x = stack.pop()
+            y = stack.pop()
+            stack.append({"+": lambda p, q: p + q, "-": lambda p, q: p - q, "*": lambda p, q: p * q,
+                          "/": lambda p, q: p / q, "pow": lambda p, q: p**q}[tok](x, y))
+    return stack[0]
+
+
+def sympy_prefix(expr) -> list[str]:
+    """Shortest prefix spelling (our tokens) of a SymPy expression."""
+    import sympy as sp
+
+    names = {sp.Abs: "abs", sp.exp: "exp", sp.log: "log", sp.sin: "sin", sp.cos: "cos", sp.tan: "tan",
+             sp.asin: "asin", sp.acos: "acos", sp.atan: "atan", sp.sinh: "sinh", sp.cosh: "cosh", sp.tanh: "tanh"}
+
+    def num(v) -> list[str]:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            return ["nan"]
+        if not math.isfinite(f):
+            return ["nan"]
+        return [str(int(f)) if f == int(f) and abs(f) < 1e16 else repr(f)]
+
+    def conv(e) -> list[str]:
+        if e.is_Symbol:
+            return [CONSTANT] if str(e).startswith("c") else [str(e)]
+        if e is sp.pi:
+            return ["pi"]
+        if e is sp.E:
+            return ["e"]
+        if e.is_Number:
+            return num(e)
+        if e.is_Add:
+            pos, neg = [], []
+            for t in e.as_ordered_terms():
+                c, _ = t.as_coeff_Mul()
+                (neg if c.is_Number and c < 0 else pos).append(t)
+            parts_pos = [conv(t) for t in pos]
+            parts_neg = [conv(-t) for t in neg]
+            if parts_pos:
+                out = parts_pos[0]
+                for p in parts_pos[1:]:
+                    out = ["+"] + out + p
+            else:
+                out = ["neg"] + parts_neg.pop(0)
+            for p in parts_neg:
+                out = ["-"] + out + p
+            return out
+        if e.is_Mul:
+            c, rest = e.as_coeff_Mul()
+            numf, denf = [], []
+            for f in sp.Mul.make_args(rest):
+                if f.is_Pow and f.exp.is_Number and f.exp < 0:
+                    denf.append(conv(f.base ** (-f.exp)))
+                else:
+                    numf.append(conv(f))
+            sign = False
+            lead = None
+            if c == -1:
+                sign = True
+            elif c != 1:
+                lead = num(c)
+            if lead is not None:
+                numf.insert(0, lead)
+
+            def prod(items):
+                out = items[0]
+                for it in items[1:]:
+                    out = ["*"] + out + it
+                return out
+
+            if numf and denf:
+                out = ["/"] + prod(numf) + prod(denf)
+            elif denf:
+                out = ["inv"] + prod(denf)
+            else:
+                out = prod(numf) if numf else ["1"]
+            return ["neg"] + out if sign else out
+        if e.is_Pow:
+            b, x = e.base, e.exp
+            if b is sp.E:
+                return ["exp"] + conv(x)
+            if x == 2:
+                return ["pow2"] + conv(b)
+            if x == 3:
+                return ["pow3"] + conv(b)
+            if x == sp.Rational(1, 2):
+                return ["sqrt"] + conv(b)
+            if x == -1:
+                return ["inv"] + conv(b)
+            if x.is_Number and x < 0:
+                return ["inv"] + conv(b ** (-x))
+            return ["pow"] + conv(b) + conv(x)
+        f = names.get(e.func)
+        if f is not None and len(e.args) == 1:
+            return [f] + conv(e.args[0])
+        # anything else (I, zoo, Piecewise, sign, ...): operator token + arguments
+        out = [type(e).__name__]
+        for a in e.args:
+            out += conv(a)
+        return out
+
+    return conv(expr)
+
+
+def _sympy_worker(conn, timeout: float) -> None:  # pragma: no cover - runs in a child process
+    import signal
+
+    import sympy as sp
+
+    class _Timeout(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise _Timeout()
+
+    signal.signal(signal.SIGALRM, handler)
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        t0 = time.perf_counter()
+        try:
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+            try:
+                e = to_sympy(msg)
+                s = sp.simplify(e)
+                out = sympy_prefix(s)
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            conn.send(("ok", time.perf_counter() - t0, len(out)))
+        except _Timeout:
+            conn.send(("timeout", timeout, None))
+        except Exception as exc:  # noqa: BLE001 - any SymPy failure is one counted error
+            conn.send(("error", time.perf_counter() - t0, type(exc).__name__))
+
+
+class _SympyRunner:
+    def __init__(self, timeout: float):
+        import multiprocessing as mp
+
+        self.timeout = timeout
+        self.ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+        self.proc = None
+        self.conn = None
+        self.restarts = 0
+
+    def _start(self):
+        parent, child = self.ctx.Pipe()
+        self.proc = self.ctx.Process(target=_sympy_worker, args=(child, self.timeout), daemon=True)
+        self.proc.start()
+        self.conn = parent
+
+    def run(self, prefix: list[str]):
+        if self.proc is None or not self.proc.is_alive():
+            self._start()
+        self.conn.send(prefix)
+        if self.conn.poll(self.timeout + 10.0):
+            return self.conn.recv()
+        self.proc.kill()
+        self.proc.join()
+        self.proc = None
+        self.restarts += 1
+        return ("timeout", self.timeout, None)
+
+    def close(self):
+        if self.proc is not None and self.proc.is_alive():
+            try:
+                self.conn.send(None)
+                self.proc.join(2)
+            except (BrokenPipeError, OSError):
+                pass
+            if self.proc.is_alive():
+                self.proc.kill()
+                self.proc.join()
+
+
+# ----------------------------------------------------------------------------- benchmark
+def bench(n: int = 1000, seed: int = 0, timeout: float = 1.0, max_ops: int = 10, mode: str = "sound",
+          mask_constants: bool = False, progress=None) -> dict:
+    """Side-by-side benchmark against ``sympy.simplify``; returns a dict of figures.
+
+    Keys: n, seed, timeout, mode, rows (compared), undefined (skipped inputs),
+    median_speed_ratio (per-expression SymPy time / our time, median), ours_median_ms,
+    sympy_median_ms, ours_len_ratio / sympy_len_ratio (mean output/input length),
+    ours_longer_rate / sympy_longer_rate, sympy_timeouts, sympy_errors, cores.
+    """
+    from mlx26.core.simplify.engine import simplify
+    from mlx26.core.simplify.errors import ExpressionError
+
+    exprs = random_expressions(n, seed=seed, max_ops=max_ops)
+    simplify(["x1"], mode=mode, mask_constants=mask_constants)  # load rules, warm up
+    runner = _SympyRunner(timeout)
+    ratios, ours_t, sym_t = [], [], []
+    ours_len, sym_len = [], []
+    ours_longer = sym_longer = timeouts = errors = undefined = 0
+    # pass 1: ours on every row (kept apart from SymPy so neither evicts the other's caches)
+    ours = []
+    for e in exprs:
+        t0 = time.perf_counter()
+        try:
+            out = simplify(e, mode=mode, mask_constants=mask_constants)
+        except ExpressionError:
+            undefined += 1
+            continue
+        ours.append((e, out, time.perf_counter() - t0))
+    # pass 2: SymPy on the same rows
+    try:
+        for i, (e, out, t_ours) in enumerate(ours):
+            status, t_sym, lo = runner.run(e)
+            if status == "timeout":
+                timeouts += 1
+                lo = len(e)
+            elif status == "error":
+                errors += 1
+                lo = len(e)
+            ratios.append(t_sym / max(t_ours, 1e-9))
+            ours_t.append(t_ours)
+            sym_t.append(t_sym)
+            ours_len.append(len(out) / len(e))
+            sym_len.append(lo / len(e))
+            ours_longer += len(out) > len(e)
+            sym_longer += lo > len(e)
+            if progress and (i + 1) % 100 == 0:
+                progress(f"sympy {i + 1}/{len(ours)}")
+    finally:
+        runner.close()
+    rows = len(ratios)
+    return {
+        "n": n, "seed": seed, "timeout": timeout, "mode": mode, "mask_constants": mask_constants,
+        "max_ops": max_ops, "rows": rows, "undefined": undefined,
+        "median_speed_ratio": statistics.median(ratios) if rows else float("nan"),
+        "ours_median_ms": 1000 * statistics.median(ours_t) if rows else float("nan"),
+        "sympy_median_ms": 1000 * statistics.median(sym_t) if rows else float("nan"),
+        "ours_len_ratio": statistics.fmean(ours_len) if rows else float("nan"),
+        "sympy_len_ratio": statistics.fmean(sym_len) if rows else float("nan"),
+        "ours_longer_rate": ours_longer / rows if rows else float("nan"),
+        "sympy_longer_rate": sym_longer / rows if rows else float("nan"),
+        "sympy_timeouts": timeouts, "sympy_errors": errors, "sympy_restarts": runner.restarts,
+        "cores": os.cpu_count(),
+    }
+
+
+def throughput(n: int = 100_000, seed: int = 0, workers: int = 1, max_ops: int = 10, mode: str = "sound") -> dict:
+    """Expressions per second of ``simplify_many`` on ``n`` generated expressions."""
+    from mlx26.core.simplify.engine import get_engine, simplify_many
+
+    exprs = random_expressions(n, seed=seed, max_ops=max_ops)
+    get_engine(mode)  # load rules before forking
+    t0 = time.perf_counter()
+    out = simplify_many(exprs, workers=workers, mode=mode)
+    dt = time.perf_counter() - t0
+    errs = sum(1 for o in out if isinstance(o, Exception))
+    return {"n": n, "workers": workers, "seconds": dt, "expr_per_s": n / dt, "errors": errs}

@@ -1,0 +1,709 @@
+"""Rule-based simplification engine on prefix expressions (tuple trees).
+
+Reconstruction of the engine of Saegert & Köthe, "Breaking the Simplification Bottleneck
+in Amortized Neural Symbolic Regression" (ICML 2026, arXiv 2602.08885; public code
+psaegert/simplipy).  What is reconstructed, in our own code:
+
+* a bottom-up fixed-point loop that, at every node, (1) folds operators whose operands are
+  all literals (or, with ``mask_constants``, all constant-like: the result is
+  ``<constant>``), (2) flattens additive (``+ - neg``) and multiplicative
+  (``* / inv pow2 pow3 pow(., int)``) chains, cancels and merges duplicate terms/factors
+  (``x - x -> 0``, ``x/x -> 1``, ``x + x -> 2*x``, ``x*x -> x**2``) and rebuilds them in a
+  canonical operand order, and (3) applies mined rewrite rules with wildcard patterns
+  (``_0``, ``_1`` match subtrees; a repeated wildcard must match identical,
+  constant-free subtrees) looked up in O(1) from an index keyed by the root operator and
+  the heads of its operands;
+* the guarantee that the output is never longer than the input (else the input is
+  returned);
+* two modes.  ``sound``: every rewrite keeps the function equal wherever the input is
+  defined, and may extend the domain only on a null set (removable singularities such as
+  ``x/x`` at ``x = 0``).  Concretely: rules marked sound by the miner (verified equal
+  wherever the source is finite, and undefined wherever the source is undefined, on random
+  heavy-tailed points), and a cancellation that drops a subtree (``f - f``, ``f/f``,
+  ``0*f``, a rule whose right side lacks a wildcard) only when that subtree is defined and
+  non-zero on all probe points (so ``log(x) - log(x)`` stays: dropping it would define the
+  result for ``x < 0``).  ``lossy`` (for SR training data): all mined rules, including
+  those that hold only for positive wildcard values where both sides are finite
+  (``exp(log x) -> x``, ``sqrt(x**2) -> x``), and no probe checks.
+
+Undefined constants: folding a literal-only subtree whose value is not finite (``1/0``,
+``log(-1)``, overflow) raises ``ExpressionError("expression is undefined ...")``.
+
+Recursion: the per-node walk is recursive but every accepted tree has depth <=
+``MAX_DEPTH`` (1000, enforced by the parsers) and the interpreter limit is raised to cover
+it, so no RecursionError can occur; parsing, printing and evaluation are iterative.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+from mlx26.core.simplify.errors import ExpressionError
+from mlx26.core.simplify.ops import (
+    ARITY,
+    CONSTANT,
+    evaluate,
+    fold_scalar,
+    format_number,
+    is_var,
+    number_value,
+)
+from mlx26.core.simplify.parse import Tree, prefix_to_tree, tree_to_prefix
+
+_C = "C"  # symbolic (masked) coefficient
+_ADD = frozenset(("+", "-", "neg"))
+_MUL = frozenset(("*", "/", "inv", "pow2", "pow3"))
+_MAX_STEPS = 64
+_CACHE_LIMIT = 400_000
+_RECURSION = 30_000
+
+# ----------------------------------------------------------------------------- tree info
+_SIZE: dict = {}
+_KEY: dict = {}
+_HASC: dict = {}
+
+
+def _clear_global_caches() -> None:
+    _SIZE.clear()
+    _KEY.clear()
+    _HASC.clear()
+    _PROBE.clear()
+
+
+def size(t: Tree) -> int:
+    if t.__class__ is str:
+        return 1
+    s = _SIZE.get(t)
+    if s is None:
+        s = 1
+        for c in t[1:]:
+            s += size(c)
+        _SIZE[t] = s
+    return s
+
+
+def key(t: Tree) -> str:
+    if t.__class__ is str:
+        return t
+    k = _KEY.get(t)
+    if k is None:
+        k = t[0] + " " + " ".join([key(c) for c in t[1:]])
+        _KEY[t] = k
+    return k
+
+
+def has_const(t: Tree) -> bool:
+    if t.__class__ is str:
+        return t == CONSTANT
+    h = _HASC.get(t)
+    if h is None:
+        h = any(has_const(c) for c in t[1:])
+        _HASC[t] = h
+    return h
+
+
+def _is_num(t: Tree) -> bool:
+    return t.__class__ is str and (t[0].isdigit() or t[0] == "-" or t in ("pi", "e") or t[0] == ".")
+
+
+def _int_literal(t: Tree) -> int | None:
+    if t.__class__ is str and _is_num(t) and t not in ("pi", "e"):
+        v = float(t)
+        if v == int(v) and abs(v) <= 64:
+            return int(v)
+    return None
+
+
+def _sort_key(t: Tree) -> tuple:
+    if t.__class__ is str:
+        if _is_num(t):
+            return (0, t)
+        if t == CONSTANT:
+            return (1, t)
+        if is_var(t):
+            return (2, len(t), t)
+    return (3, size(t), key(t))
+
+
+# ----------------------------------------------------------------------------- probes
+_PROBE: dict = {}
+_PROBE_N = 48
+_PROBE_X: np.ndarray | None = None
+
+
+def _probe_points(n_vars: int) -> np.ndarray:
+    global _PROBE_X
+    if _PROBE_X is None or _PROBE_X.shape[1] < n_vars:
+        cols = max(n_vars, 8)
+        rng = np.random.default_rng(20260208)
+        mag = 10.0 ** rng.uniform(-2.0, 2.0, size=(_PROBE_N, cols))
+        sign = np.where(rng.random((_PROBE_N, cols)) < 0.5, -1.0, 1.0)
+        _PROBE_X = mag * sign
+    return _PROBE_X
+
+
+def probe(t: Tree) -> tuple[bool, bool]:
+    """(defined on all probe points, non-zero on all probe points) for a subtree."""
+    r = _PROBE.get(t)
+    if r is None:
+        prefix = tree_to_prefix(t)
+        nv = max([int(tok[1:]) for tok in prefix if is_var(tok)] or [1])
+        v = evaluate(prefix, _probe_points(nv), constants=0.7371)
+        fin = bool(np.all(np.isfinite(v)))
+        r = (fin, fin and bool(np.all(v != 0)))
+        _PROBE[t] = r
+    return r
+
+
+# ----------------------------------------------------------------------------- coefficients
+def _cmul(a, b):
+    if a == 0 or b == 0:
+        return 0.0
+    if a is _C or b is _C:
+        return _C
+    return a * b
+
+
+def _cadd(a, b):
+    if a is _C or b is _C:
+        return _C
+    return a + b
+
+
+def _pw(b: Tree, e: int) -> Tree:
+    if e == 1:
+        return b
+    if e == 2:
+        return ("pow2", b)
+    if e == 3:
+        return ("pow3", b)
+    return ("pow", b, format_number(float(e)))
+
+
+def _product(items: list[Tree]) -> Tree:
+    t = items[0]
+    for it in items[1:]:
+        t = ("*", t, it)
+    return t
+
+
+class Engine:
+    """Simplifier for one (mode, mask_constants, rule set) combination, with memo tables."""
+
+    def __init__(self, mode: str = "sound", mask_constants: bool = False, ruleset=None):
+        if mode not in ("sound", "lossy"):
+            raise ValueError(f"mode must be 'sound' or 'lossy', not {mode!r}")
+        self.sound = mode == "sound"
+        self.mask = bool(mask_constants)
+        self.memo: dict = {}
+        self._busy: set = set()
+        self.index = ruleset.index_for(mode, self.mask) if ruleset is not None else {}
+
+    # ------------------------------------------------------------------ entry
+    def run(self, tree: Tree) -> Tree:
+        if sys.getrecursionlimit() < _RECURSION:
+            sys.setrecursionlimit(_RECURSION)
+        if len(self.memo) > _CACHE_LIMIT:
+            self.memo.clear()
+        if len(_SIZE) > _CACHE_LIMIT or len(_KEY) > _CACHE_LIMIT:
+            _clear_global_caches()
+        self._busy.clear()
+        return self.simp(tree)
+
+    def leaf(self, t: str) -> Tree:
+        if self.mask and t not in ("0", "1", "-1") and _is_num(t):
+            return CONSTANT
+        return t
+
+    def simp(self, t: Tree) -> Tree:
+        if t.__class__ is str:
+            return self.leaf(t)
+        r = self.memo.get(t)
+        if r is not None:
+            return r
+        if t in self._busy:
+            return t
+        self._busy.add(t)
+        try:
+            op = t[0]
+            if op == "pow" and _int_literal(t[2]) is not None:
+                n = ("pow", self.simp(t[1]), t[2])
+            elif len(t) == 2:
+                n = (op, self.simp(t[1]))
+            else:
+                n = (op, self.simp(t[1]), self.simp(t[2]))
+            r = self.step(n)
+        finally:
+            self._busy.discard(t)
+        self.memo[t] = r
+        self.memo[r] = r
+        return r
+
+    def step(self, n: Tree) -> Tree:
+        for _ in range(_MAX_STEPS):
+            if n.__class__ is str:
+                return self.leaf(n)
+            m = self.normalize(n)
+            if m != n:
+                if m.__class__ is str:
+                    return self.leaf(m)
+                n = self._resimp(m)
+                continue
+            r = self.apply_rules(n)
+            if r is None:
+                return n
+            n = self._resimp(r) if r.__class__ is not str else self.leaf(r)
+        return n
+
+    def _resimp(self, m: Tree) -> Tree:
+        if m.__class__ is str:
+            return self.leaf(m)
+        if m[0] == "pow" and _int_literal(m[2]) is not None:
+            return ("pow", self.simp(m[1]), m[2])
+        return (m[0],) + tuple(self.simp(c) for c in m[1:])
+
+    # ------------------------------------------------------------------ folding
+    def normalize(self, n: Tree) -> Tree:
+        op = n[0]
+        if op in _ADD:
+            return self.norm_add(n)
+        if op in _MUL or (op == "pow" and _int_literal(n[2]) is not None):
+            return self.norm_mul(n)
+        kids = n[1:]
+        if all(_is_num(c) for c in kids):
+            v = fold_scalar(op, [number_value(c) for c in kids])
+            if v is None:
+                raise ExpressionError(f"expression is undefined: {op} of {', '.join(kids)} has no finite value")
+            return self.leaf(format_number(v))
+        if self.mask and all(_is_num(c) or c == CONSTANT for c in kids):
+            return CONSTANT
+        return n
+
+    # ------------------------------------------------------------------ multiplicative chains
+    def flat_mul(self, u: Tree):
+        """(coefficient, [(base, exponent), ...]) of a multiplicative chain."""
+        coef = 1.0
+        factors: list = []
+        stack = [(u, 1)]
+        mask = self.mask
+        while stack:
+            v, e = stack.pop()
+            if v.__class__ is str:
+                if _is_num(v):
+                    val = number_value(v)
+                    if e == 1:
+                        coef = _cmul(coef, val)
+                    elif val == 0:
+                        raise ExpressionError("expression is undefined: division by zero")
+                    else:
+                        coef = _cmul(coef, 1.0 / val) if coef is not _C else _C
+                elif v == CONSTANT and mask:
+                    coef = _cmul(coef, _C)
+                else:
+                    factors.append((v, e))
+                continue
+            op = v[0]
+            if op == "*":
+                stack.append((v[2], e))
+                stack.append((v[1], e))
+            elif op == "/":
+                stack.append((v[2], -e))
+                stack.append((v[1], e))
+            elif op == "inv":
+                stack.append((v[1], -e))
+            elif op == "neg" and e in (1, -1):
+                coef = _cmul(coef, -1.0)
+                stack.append((v[1], e))
+            elif op == "pow2":
+                factors.append((v[1], 2 * e))
+            elif op == "pow3":
+                factors.append((v[1], 3 * e))
+            elif op == "pow" and _int_literal(v[2]) is not None:
+                factors.append((v[1], _int_literal(v[2]) * e))
+            else:
+                factors.append((v, e))
+        if coef is not _C and not math.isfinite(coef):
+            raise ExpressionError("expression is undefined: a constant factor overflows")
+        return coef, self.merge_factors(factors)
+
+    def merge_factors(self, factors: list) -> list:
+        if len(factors) <= 1:
+            if factors and factors[0][1] == 0:
+                b = factors[0][0]
+                if not self.sound or probe(b)[0]:
+                    return []
+            return factors
+        groups: dict = {}
+        order: list = []
+        for b, e in factors:
+            if has_const(b):
+                order.append((b, e, None))
+                continue
+            g = groups.get(b)
+            if g is None:
+                g = groups[b] = [0, 0]
+                order.append((b, None, g))
+            if e > 0:
+                g[0] += e
+            else:
+                g[1] += e
+        out = []
+        for b, e, g in order:
+            if g is None:
+                out.append((b, e))
+                continue
+            pos, neg = g
+            net = pos + neg
+            if self.sound and ((pos and neg) or net == 0):
+                fin, nz = probe(b)
+                ok = nz if neg else fin
+                if not ok:
+                    if pos:
+                        out.append((b, pos))
+                    if neg:
+                        out.append((b, neg))
+                    continue
+            if net:
+                out.append((b, net))
+        if len(out) > 1:
+            out.sort(key=lambda f: (_sort_key(f[0]), f[1]))
+        return out
+
+    def build_mul(self, coef, factors: list) -> Tree:
+        if coef == 0 and coef is not _C:
+            if not factors:
+                return "0"
+            lead = "0"
+            neg = False
+            den: list = []
+            num = []
+        else:
+            lead = None
+            neg = False
+            den = []
+            num = []
+            if coef is _C:
+                lead = CONSTANT
+            else:
+                a = coef
+                if a < 0:
+                    neg, a = True, -a
+                if self.mask and a != 1:
+                    lead, neg = CONSTANT, False
+                elif a != 1:
+                    r = 1.0 / a
+                    if a < 1 and r == round(r) and r < 1e15:
+                        den.append(format_number(r))
+                    else:
+                        lead = format_number(a)
+        fs = sorted(factors, key=lambda f: (_sort_key(f[0]), f[1]))
+        for b, e in fs:
+            if e > 0:
+                num.append(_pw(b, e))
+            elif e < 0:
+                den.append(_pw(b, -e))
+        if neg:
+            if lead is not None:
+                lead = format_number(-float(lead))
+                neg = False
+            elif den and _is_num(den[0]):
+                den[0] = format_number(-float(den[0]))
+                neg = False
+        if lead is not None:
+            num.insert(0, lead)
+        if not num and not den:
+            return "-1" if neg else "1"
+        if not den:
+            t = _product(num)
+        elif not num:
+            t = ("inv", _product(den))
+        else:
+            t = ("/", _product(num), _product(den))
+        return ("neg", t) if neg else t
+
+    def norm_mul(self, n: Tree) -> Tree:
+        coef, factors = self.flat_mul(n)
+        if coef == 0 and coef is not _C and factors:
+            # 0 * f: every dropped factor must be defined (and non-zero if divided by)
+            if not self.sound or all(probe(b)[1 if e < 0 else 0] for b, e in factors):
+                factors = []
+        return self.build_mul(coef, factors)
+
+    # ------------------------------------------------------------------ additive chains
+    def norm_add(self, n: Tree) -> Tree:
+        const = 0.0
+        terms: list = []  # [coef, factors, fkey]
+        stack = [(n, 1.0)]
+        mask = self.mask
+        while stack:
+            u, s = stack.pop()
+            if u.__class__ is str:
+                if _is_num(u):
+                    const = _cadd(const, s * number_value(u))
+                elif u == CONSTANT and mask:
+                    const = _C
+                else:
+                    terms.append([s, [(u, 1)], u])
+                continue
+            op = u[0]
+            if op == "+":
+                stack.append((u[2], s))
+                stack.append((u[1], s))
+            elif op == "-":
+                stack.append((u[2], -s))
+                stack.append((u[1], s))
+            elif op == "neg":
+                stack.append((u[1], -s))
+            elif op in _MUL or (op == "pow" and _int_literal(u[2]) is not None):
+                coef, factors = self.flat_mul(u)
+                if not factors:
+                    const = _cadd(const, _cmul(coef, s))
+                    continue
+                terms.append([_cmul(coef, s), factors, None])
+            else:
+                terms.append([s, [(u, 1)], u])
+        # merge identical (constant-free) bases
+        merged: dict = {}
+        order: list = []
+        for t in terms:
+            coef, factors, _ = t
+            if any(has_const(b) for b, _e in factors):
+                order.append([coef, factors, [t]])
+                continue
+            fkey = tuple(factors)
+            g = merged.get(fkey)
+            if g is None:
+                merged[fkey] = g = [coef, factors, [t]]
+                order.append(g)
+            else:
+                g[0] = _cadd(g[0], coef)
+                g[2].append(t)
+        final: list = []
+        for coef, factors, members in order:
+            if coef == 0 and coef is not _C:
+                if self.sound and not probe(self.build_mul(1.0, factors))[0]:
+                    final.extend((t[0], t[1]) for t in members)
+                continue
+            final.append((coef, factors))
+        plain = self._build_sum(final, const)
+        if len(final) >= 2 and const == 0 and const is not _C:
+            fact = self._factor(final)
+            if fact is not None and size(fact) < size(plain):
+                return fact
+        return plain
+
+    def _factor(self, final: list):
+        """Pull a factor common to every term out of a sum (``x*a + x*b -> x*(a + b)``)."""
+        common = None
+        for _coef, factors in final:
+            d = {b: e for b, e in factors if not has_const(b)}
+            if common is None:
+                common = d
+            else:
+                common = {b: (min(e, d[b]) if e > 0 else max(e, d[b])) for b, e in common.items()
+                          if b in d and (e > 0) == (d[b] > 0)}
+            if not common:
+                return None
+        reduced = []
+        for coef, factors in final:
+            nf = [(b, e - common[b]) if b in common else (b, e) for b, e in factors]
+            reduced.append((coef, [(b, e) for b, e in nf if e != 0]))
+        inner = self._build_sum(reduced, 0.0)
+        return self.build_mul(1.0, list(common.items()) + [(inner, 1)])
+
+    def _build_sum(self, final: list, const) -> Tree:
+        mask = self.mask
+        pos: list = []
+        negs: list = []
+        for coef, factors in final:
+            if coef is _C or coef > 0:
+                pos.append(self.build_mul(coef, factors))
+            else:
+                negs.append((coef, factors))
+        pos.sort(key=_sort_key)
+        neg_trees = sorted((self.build_mul(-c, f) for c, f in negs), key=_sort_key)
+        if const is _C:
+            pos.append(CONSTANT)
+        elif const != 0:
+            if not math.isfinite(const):
+                raise ExpressionError("expression is undefined: a constant term overflows")
+            if mask and const not in (1.0, -1.0):
+                pos.append(CONSTANT)
+            elif const > 0:
+                pos.append(format_number(const))
+            else:
+                neg_trees.append(format_number(-const))
+        if not pos:
+            if not neg_trees:
+                return "0"
+            if negs:
+                # absorb the sign into the first negative term (e.g. -2*x instead of neg(2*x))
+                first_c, first_f = min(negs, key=lambda cf: _sort_key(self.build_mul(-cf[0], cf[1])))
+                t = self.build_mul(first_c, first_f)
+                rest = list(neg_trees)
+                rest.remove(self.build_mul(-first_c, first_f))
+            else:
+                t = format_number(-float(neg_trees[0]))
+                rest = neg_trees[1:]
+            for x in rest:
+                t = ("-", t, x)
+            return t
+        t = pos[0]
+        for x in pos[1:]:
+            t = ("+", t, x)
+        for x in neg_trees:
+            t = ("-", t, x)
+        return t
+
+
+    # ------------------------------------------------------------------ rules
+    def apply_rules(self, n: Tree):
+        index = self.index
+        if not index:
+            return None
+        op = n[0]
+        c0 = n[1]
+        h0 = c0[0] if c0.__class__ is tuple else (c0 if (_is_num(c0) or c0 == CONSTANT) else "$")
+        if len(n) == 2:
+            keys = ((op, h0), (op, "*"))
+        else:
+            c1 = n[2]
+            h1 = c1[0] if c1.__class__ is tuple else (c1 if (_is_num(c1) or c1 == CONSTANT) else "$")
+            keys = ((op, h0, h1), (op, h0, "*"), (op, "*", h1), (op, "*", "*"))
+        sz = 0
+        for k in keys:
+            bucket = index.get(k)
+            if not bucket:
+                continue
+            if not sz:
+                sz = size(n)
+            for rule in bucket:
+                if rule.min_size > sz:
+                    continue
+                b: dict = {}
+                if not _match(rule.lhs, n, b):
+                    continue
+                if rule.repeated and any(has_const(b[w]) for w in rule.repeated):
+                    continue
+                if self.sound and rule.dropped and not all(probe(b[w])[1] for w in rule.dropped):
+                    continue
+                r = _subst(rule.rhs, b)
+                if size(r) < sz:
+                    return r
+        return None
+
+
+def _match(p: Tree, t: Tree, b: dict) -> bool:
+    if p.__class__ is str:
+        if p[0] == "_":
+            bound = b.get(p)
+            if bound is None:
+                b[p] = t
+                return True
+            return bound == t
+        return p == t
+    if t.__class__ is str or t[0] != p[0] or len(t) != len(p):
+        return False
+    if not _match(p[1], t[1], b):
+        return False
+    return len(p) == 2 or _match(p[2], t[2], b)
+
+
+def _subst(p: Tree, b: dict) -> Tree:
+    if p.__class__ is str:
+        return b.get(p, p) if p[0] == "_" else p
+    return (p[0],) + tuple(_subst(c, b) for c in p[1:])
+
+
+# ----------------------------------------------------------------------------- public API
+_ENGINES: dict = {}
+
+
+def get_engine(mode: str = "sound", mask_constants: bool = False, rules=None) -> Engine:
+    if rules is None:
+        eng = _ENGINES.get((mode, mask_constants))
+        if eng is not None:
+            return eng
+    from mlx26.core.simplify.ruleset import RuleSet, load_rules
+
+    default = rules is None
+    if rules is None:
+        rules = load_rules()
+    elif not isinstance(rules, RuleSet):
+        rules = load_rules(rules)
+    k = (mode, bool(mask_constants), id(rules))
+    eng = _ENGINES.get(k)
+    if default and eng is not None:
+        _ENGINES[(mode, mask_constants)] = eng
+    if eng is None or eng._rules is not rules:
+        eng = Engine(mode, mask_constants, rules)
+        eng._rules = rules
+        _ENGINES[k] = eng
+    return eng
+
+
+def simplify_tree(tree: Tree, mode: str = "sound", mask_constants: bool = False, rules=None) -> Tree:
+    eng = get_engine(mode, mask_constants, rules)
+    out = eng.run(tree)
+    if size(out) > size(tree):
+        return tree
+    return out
+
+
+def simplify(prefix, mode: str = "sound", mask_constants: bool = False, rules=None) -> list[str]:
+    """Simplify a prefix expression (token list or string); returns prefix tokens.
+
+    ``mode``: "sound" (default) or "lossy"; ``mask_constants``: fold every constant-only
+    subtree and numeric literal other than 0, 1, -1 into ``<constant>`` (SR skeletons);
+    ``rules``: a RuleSet, a path to a rules JSON file, or None for the shipped default.
+    Raises ExpressionError for malformed or undefined input.  Never returns a longer
+    expression than the input.
+    """
+    if isinstance(prefix, str):
+        toks = prefix.split()
+    else:
+        toks = list(prefix)
+    tree = prefix_to_tree(toks)
+    return tree_to_prefix(simplify_tree(tree, mode, mask_constants, rules))
+
+
+def _worker_simplify(args):
+    expr, kw = args
+    try:
+        return simplify(expr, **kw)
+    except ExpressionError as exc:
+        return exc
+
+
+def _worker_chunk(args):
+    chunk, kw = args
+    out = []
+    for expr in chunk:
+        try:
+            out.append(simplify(expr, **kw))
+        except ExpressionError as exc:
+            out.append(ExpressionError(str(exc)))
+    return out
+
+
+def simplify_many(exprs, workers: int = 1, chunksize: int = 256, **kw) -> list:
+    """Simplify many prefix expressions; ``workers > 1`` uses a multiprocessing pool.
+
+    Returns one entry per input: the simplified prefix list, or the ExpressionError
+    instance for a malformed/undefined input (the batch never aborts).
+    """
+    exprs = list(exprs)
+    if workers <= 1 or len(exprs) < 2 * chunksize:
+        return _worker_chunk((exprs, kw))
+    import multiprocessing as mp
+
+    chunks = [exprs[i:i + chunksize] for i in range(0, len(exprs), chunksize)]
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    with ctx.Pool(workers) as pool:
+        parts = pool.map(_worker_chunk, [(c, kw) for c in chunks])
+    return [x for part in parts for x in part]
+
+
+__all__ = ["Engine", "simplify", "simplify_many", "simplify_tree", "get_engine", "size", "probe", "ARITY"]
