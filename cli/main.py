@@ -24,11 +24,13 @@ COMMANDS: list[tuple[str, str]] = [
 GROUPS: list[tuple[str, str, str]] = [
     ("io", "mlx26.cli.io_convert:app", "Convert records between JSON, JSONL, CSV and TSV."),
     ("simplify", "mlx26.cli.simplify:app", "Rule-based simplification of symbolic expressions (SimpliPy-style)."),
+    ("table-decompose", "mlx26.cli.table_decompose:app", "Column/row header trees and cell lineage of complex tables (OHD, Cao et al.)."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
 # A group cannot take a positional argument before its subcommand name, so argv is rewritten.
 DEFAULT_SUBCOMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "simplify": ("run", ("run", "equiv", "mine", "decontam", "bench")),
+    "table-decompose": ("run", ("run", "eval")),
 }
 
 # Nested training entry points (`mlx26 train rl`, `mlx26 train grpo`) register here.

@@ -1,0 +1,223 @@
+"""``mlx26 table-decompose``: Orthogonal Hierarchical Decomposition of complex tables.
+
+Thin wrapper over ``mlx26.core.table_decompose`` (a reconstruction of Cao et al., ICML 2026).
+``mlx26 table-decompose INPUT`` is short for ``mlx26 table-decompose run INPUT`` (see
+``DEFAULT_SUBCOMMANDS`` in main.py).
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+from mlx26.cli._errors import BackendMissing, UsageError, require
+from mlx26.cli._io import (
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    check_output,
+    emit,
+    notice,
+    open_input,
+    write_text,
+)
+
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
+
+
+class TableFormat(StrEnum):
+    auto = "auto"
+    html = "html"
+    xlsx = "xlsx"
+    csv = "csv"
+    tsv = "tsv"
+    md = "md"
+    hitab_json = "hitab-json"
+
+
+class Emit(StrEnum):
+    lines = "lines"
+    lineage = "lineage"
+    trees = "trees"
+    hitab_json = "hitab-json"
+    markdown = "markdown"
+
+
+class ArbiterName(StrEnum):
+    rules = "rules"
+    llm = "llm"
+
+
+def _read(input: str, example: str | None) -> tuple[bytes, str]:
+    if example is not None:
+        if input != "-":
+            raise UsageError("give either INPUT or --example, not both")
+        from mlx26.core.table_decompose.examples import example_path
+
+        path = example_path(example)
+        return path.read_bytes(), path.name
+    handle = open_input(input)  # validates the path, refuses an interactive stdin
+    try:
+        data = handle.buffer.read() if hasattr(handle, "buffer") else handle.read().encode("utf-8")
+    finally:
+        if input != "-":
+            handle.close()
+    return data, "stdin" if input == "-" else input
+
+
+def _llm_arbiter(spec: str | None, cache: str | None):
+    """An LLMArbiter over the mlx26 LLM interface (``mlx26.core.llm``), or exit 3 without one."""
+    import importlib
+
+    try:
+        llm = importlib.import_module("mlx26.core.llm")
+    except ImportError as exc:
+        raise BackendMissing("--arbiter llm needs the mlx26 LLM backend interface (mlx26.core.llm), which this "
+                             "installation does not have", hint="use --arbiter rules (the default)") from exc
+    from mlx26.core.table_decompose.arbiter import ArbiterCache, LLMArbiter
+
+    backend = llm.get_backend(spec)  # a bad or missing spec is a usage error (exit 2)
+
+    def chat(messages):
+        return backend.chat(messages, temperature=0.0, max_tokens=64).text
+
+    return LLMArbiter(chat, cache=ArbiterCache(cache), model=getattr(backend, "label", spec or ""))
+
+
+@app.command("run")
+def run(
+    input: Annotated[str, typer.Argument(help="HTML, XLSX, CSV/TSV, Markdown or HiTab JSON table; - = stdin.",
+                                         metavar="INPUT")] = "-",
+    example: Annotated[str | None, typer.Option("--example", help="Decompose a shipped example instead: statcan, "
+                                                "aitqa-tab5-html|xlsx|csv, aitqa-tab6-…, aitqa-tab67-….",
+                                                metavar="NAME")] = None,
+    input_format: Annotated[TableFormat, typer.Option("--input-format", help="Input format; auto = from the "
+                                                      "extension, else sniffed.")] = TableFormat.auto,
+    sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet name or 0-based index.", metavar="S")] = None,
+    table_index: Annotated[int | None, typer.Option("--table-index", help="Which table of an HTML/Markdown input "
+                                                    "holding several (0-based).", min=0, metavar="N")] = None,
+    emit_as: Annotated[Emit, typer.Option("--emit", help="lines: 'row path | col path = value'; lineage: a record "
+                                          "per data cell; trees: column + row tree JSON; hitab-json; markdown.")
+                       ] = Emit.lines,
+    header_rows: Annotated[int | None, typer.Option("--header-rows", help="Force H, the number of header rows.",
+                                                    min=0, metavar="N")] = None,
+    header_cols: Annotated[int | None, typer.Option("--header-cols", help="Force L, the number of row-header "
+                                                    "columns.", min=0, metavar="N")] = None,
+    arbiter: Annotated[ArbiterName, typer.Option("--arbiter", help="Who resolves ambiguous decisions: rules "
+                                                 "(deterministic) or llm (needs an LLM backend).")] = ArbiterName.rules,
+    llm: Annotated[str | None, typer.Option("--llm", help="LLM spec for --arbiter llm (default $MLX26_LLM), e.g. "
+                                            "openai:URL#MODEL or scripted:FILE.", metavar="SPEC")] = None,
+    llm_cache: Annotated[str | None, typer.Option("--llm-cache", help="JSON file caching the model's answers by "
+                                                  "case hash (reruns ask nothing).", metavar="FILE")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Overlapping merged cells are an error (exit 2) "
+                                         "instead of being clipped.")] = False,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Decompose a table into a column tree and a row tree; give every data cell its lineage.
+
+    Every non-empty data cell gets its root-to-leaf row path and column path (dual-pathway
+    lineage). Warnings (clamped spans, ragged rows, arbitration cases) go to stderr. An empty
+    or header-only table gives empty lineage, exit 0 and a notice. --format applies to
+    --emit lineage.
+
+    \b
+    Examples:
+      mlx26 table-decompose --example statcan | head -3
+      mlx26 table-decompose --example aitqa-tab5-xlsx --emit markdown | head -5
+      mlx26 table-decompose --example statcan --emit trees | head -12
+      printf ',Sales,\\n,2023,2024\\nNorth,10,12\\nSouth,7,9\\n' | mlx26 table-decompose -
+      printf '<table><tr><th></th><th colspan=2>Sales</th></tr><tr><td></td><td>2023</td><td>2024</td></tr><tr><td>North</td><td>10</td><td>12</td></tr></table>' | mlx26 table-decompose - --emit lineage --format jsonl
+    """
+    if fmt != OutputFormat.auto and emit_as != Emit.lineage:
+        raise UsageError(f"--format applies to --emit lineage only (not --emit {emit_as.value})")
+    check_output(output, force)
+    arbiter_obj = _llm_arbiter(llm, llm_cache) if arbiter == ArbiterName.llm else None
+    data, name = _read(input, example)
+    from mlx26.core import table_decompose as core
+    from mlx26.core.table_decompose.load import detect_format
+
+    resolved = input_format.value if input_format != TableFormat.auto else detect_format(data, name)
+    if resolved == "xlsx":
+        require("openpyxl", "table")
+    notices: list[str] = []
+    result = core.decompose_bytes(data, fmt=resolved, name=name, sheet=sheet, table_index=table_index, strict=strict,
+                                  header_rows=header_rows, header_cols=header_cols, arbiter=arbiter_obj,
+                                  notices=notices)
+    if arbiter_obj is not None:
+        arbiter_obj.cache.save()
+    for message in notices + result.warnings:
+        notice(f"table-decompose: warning: {message}", quiet)
+    for case in result.cases:
+        notice(f"table-decompose: {case.kind}: chose '{case.chosen}' ({case.decided_by}) — "
+               f"{dict(case.options)[case.chosen]}", quiet)
+    if result.empty:
+        notice("table-decompose: no data cells (empty or header-only table): lineage is empty", quiet)
+    if emit_as == Emit.lineage:
+        emit(result.records, output, fmt, force=force, title="table-decompose lineage")
+    elif emit_as == Emit.lines:
+        lines = result.lines()
+        write_text("".join(x + "\n" for x in lines), output, force=force)
+    elif emit_as == Emit.markdown:
+        write_text(result.markdown() if not result.empty else "", output, force=force)
+    else:
+        doc = result.trees() if emit_as == Emit.trees else result.hitab()
+        write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", output, force=force)
+
+
+@app.command("eval")
+def evaluate(
+    gold: Annotated[str | None, typer.Option("--gold", help="Gold tables: AITQA aitqa_tables.jsonl (or its folder; "
+                                             "default: the shipped copy), or HiTab table JSON file/folder.",
+                                             metavar="FILE|DIR")] = None,
+    gold_format: Annotated[str, typer.Option("--gold-format", help="aitqa or hitab.")] = "aitqa",
+    render: Annotated[list[str] | None, typer.Option("--render", help="AITQA: how each table is rendered before "
+                                                     "decomposing; repeatable: xlsx, csv, html, csv-indent, md "
+                                                     "(default: xlsx and csv).")] = None,
+    table: Annotated[list[str] | None, typer.Option("--table", help="AITQA table id to evaluate; repeatable.",
+                                                    metavar="ID")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Evaluate the first N tables.", min=1)] = None,
+    per_table: Annotated[bool, typer.Option("--per-table", help="Include per-table metrics.")] = False,
+    output: OutputOpt = None,
+    force: ForceOpt = False,
+) -> None:
+    """Score the decomposition against gold header paths; JSON metrics on stdout.
+
+    Metrics, overall (micro over cells) and per table: exact match of the row path, the
+    column path and both; header-region (H, L) accuracy; column/row tree edge F1. AITQA
+    tables are rendered from their gold paths first (--render); shape-inconsistent ones are
+    listed and skipped.
+
+    \b
+    Examples:
+      mlx26 table-decompose eval --table tab-5 --table tab-67
+      mlx26 table-decompose eval --render html --render md --limit 20
+    """
+    from mlx26.core.table_decompose import evaluate as ev
+
+    if gold_format not in ("aitqa", "hitab"):
+        from mlx26.cli._errors import unknown_name
+
+        raise unknown_name("gold format", gold_format, ("aitqa", "hitab"))
+    for name in render or []:
+        if name not in ev.RENDERS:
+            from mlx26.cli._errors import unknown_name
+
+            raise unknown_name("rendering", name, ev.RENDERS)
+    check_output(output, force)
+    if gold_format == "hitab":
+        if gold is None:
+            raise UsageError("--gold-format hitab needs --gold FILE|DIR (no HiTab tables ship with mlx26)")
+        result = ev.eval_hitab(gold, limit=limit, per_table=per_table)
+    else:
+        renders = render or ["xlsx", "csv"]
+        if "xlsx" in renders:
+            require("openpyxl", "table")
+        result = ev.eval_aitqa(gold, renders=renders, tables=table, limit=limit, per_table=per_table)
+    write_text(ev.dumps(result), output, force=force)

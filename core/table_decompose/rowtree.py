@@ -1,0 +1,175 @@
+"""Row tree: forward fill of multi-column row headers and an indent/section stack.
+
+Part of the reconstruction of Cao et al. (ICML 2026, arXiv 2602.01969), Orthogonal Tree
+Induction, row side; the rules are ours:
+
+* Row-header columns 0..L-2: a blank slot with a label to its right (within the header
+  columns) takes the label above it in its column (implicit rowspan); a new label resets the
+  columns to its right and the stack. A merged cell is the same node in every row it covers.
+* The last header column: a stack ordered by indentation. A row pops every entry indented as
+  deep or deeper, then becomes a child of what remains. A **section row** (empty data area)
+  followed by a row at the *same* indentation captures the rows below at that indentation
+  until the next section row or a shallower row (StatCan style); without a cue (trailing
+  colon, bold, ``<th>``, full-width span) that reading is an arbitration case
+  (``section-scope``). A **total row** that deeper rows follow is their parent by the rule;
+  the ``total-parent`` case may make them its siblings instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mlx26.core.table_decompose.cells import is_total_label
+from mlx26.core.table_decompose.grid import EMPTY_SLOT, Grid
+from mlx26.core.table_decompose.regions import Layout
+from mlx26.core.table_decompose.trees import Node, Tree
+
+_EPS = 1e-6
+
+
+def _data_empty(grid: Grid, r: int, L: int) -> bool:
+    owner, cells = grid.owner[r], grid.cells
+    return not any(owner[c] != EMPTY_SLOT and cells[owner[c]].label and cells[owner[c]].col >= L
+                   for c in range(L, grid.n_cols))
+
+
+def row_tree(grid: Grid, layout: Layout, decide: Callable[..., str], warnings: list[str]
+             ) -> tuple[Tree, dict[int, list[int]]]:
+    """The row tree and, for every body row, the node ids of its path (root → leaf)."""
+    L = layout.L
+    tree = Tree()
+    paths: dict[int, list[int]] = {}
+    body = layout.body_rows
+    if L == 0:
+        return tree, {r: [] for r in body}
+    cells = grid.cells
+    empty = {r: _data_empty(grid, r, L) for r in body}
+    # Per row: the distinct labelled header cells of columns 0..L-1, by their anchor column.
+    heads: dict[int, list[int]] = {}
+    for r in body:
+        seen: list[int] = []
+        for c in range(L):
+            o = grid.owner[r][c]
+            if o != EMPTY_SLOT and cells[o].label and o not in seen:
+                seen.append(o)
+        heads[r] = seen
+    last = L - 1
+    current: list[int | None] = [None] * L
+    stack: list[tuple[float, int, bool]] = []  # (indent, node id, captures same-indent rows)
+    total_choice: dict[int, str] = {}
+    for position, r in enumerate(body):
+        ids = heads[r]
+        by_col = {min(cells[o].col, last): o for o in ids}
+        rightmost = max(by_col, default=-1)
+        path: list[int] = []
+        for k in range(min(rightmost + 1, last)):
+            o = by_col.get(k)
+            if o is not None:
+                if o != current[k]:
+                    current[k] = o
+                    for j in range(k + 1, L):
+                        current[j] = None
+                    stack.clear()
+                path.append(o)
+            else:
+                filled = current[k]
+                if filled is not None:
+                    path.append(filled)  # forward fill (implicit rowspan)
+        if rightmost < last:
+            if ids:
+                stack.clear()
+        else:
+            o = by_col[last]
+            cell = cells[o]
+            if stack and stack[-1][1] == o:  # the same merged cell, one row further down
+                path += [x for _, x, _ in stack]
+                paths[r] = _attach(tree, grid, path, r, empty[r], warnings)
+                continue
+            section = empty[r]
+            d = cell.indent
+            while stack:
+                indent, top, captures = stack[-1]
+                if indent < d - _EPS:
+                    if cells[top].label and nodes_total(tree, top) and not section:
+                        choice = total_choice.get(top)
+                        if choice is None:
+                            choice = decide(kind="total-parent", question=f"'{cells[top].label[:40]}' is a total "
+                                            "row followed by deeper-indented rows. Are they its children?",
+                                            context=_rows_excerpt(grid, body, position, L),
+                                            options=[("parent", "the total row is their parent"),
+                                                     ("sibling", "they are the total row's siblings")],
+                                            default="parent", rows=(cells[top].row, r))
+                            total_choice[top] = choice
+                        if choice == "sibling":
+                            stack.pop()
+                            continue
+                    break
+                if abs(indent - d) <= _EPS and captures and not section:
+                    break
+                stack.pop()
+            captures = False
+            if section:
+                nxt = _next_label(grid, body, position, last, heads)
+                if nxt is not None and abs(cells[nxt].indent - d) <= _EPS and not empty[cells[nxt].row]:
+                    captures = True
+                    if not _section_cue(grid, cell, r, L):
+                        choice = decide(kind="section-scope", question=f"'{cell.label[:40]}' has no data and the "
+                                        "next rows have the same indentation. Does it head them?",
+                                        context=_rows_excerpt(grid, body, position, L),
+                                        options=[("nest", "the following rows at this indentation are its children"),
+                                                 ("flat", "it is a sibling of the following rows")],
+                                        default="nest", rows=(r, r))
+                        captures = choice == "nest"
+            stack.append((d, o, captures))
+            path += [x for _, x, _ in stack]
+        paths[r] = _attach(tree, grid, path, r, empty[r], warnings)
+    return tree, paths
+
+
+def nodes_total(tree: Tree, node_id: int) -> bool:
+    node = tree.nodes.get(node_id)
+    return bool(node and node.total)
+
+
+def _attach(tree: Tree, grid: Grid, path: list[int], r: int, section: bool, warnings: list[str]) -> list[int]:
+    """Add the path's new nodes to the tree (first parent wins) and return the path."""
+    parent: int | None = None
+    for o in path:
+        node = tree.nodes.get(o)
+        if node is None:
+            cell = grid.cells[o]
+            node = Node(o, cell.label, cell.row, cell.col, (cell.row, cell.last_row), (cell.col, cell.last_col),
+                        total=is_total_label(cell.label), section=section and o == path[-1], indent=cell.indent)
+            tree.attach(node, parent)
+        elif node.parent != parent:
+            message = f"row header {grid.cells[o].a1()} falls under two parents; the first is kept"
+            if message not in warnings:
+                warnings.append(message)
+        node.rows = (min(node.rows[0], r), max(node.rows[1], r))
+        parent = o
+    return tree.chain(path[-1]) if path else []
+
+
+def _next_label(grid: Grid, body: list[int], position: int, last: int, heads: dict[int, list[int]]) -> int | None:
+    for r in body[position + 1:]:
+        for o in heads[r]:
+            if grid.cells[o].col >= last or grid.cells[o].last_col >= last:
+                return o
+        if heads[r]:
+            return None  # a label in an outer column comes first
+    return None
+
+
+def _section_cue(grid: Grid, cell, r: int, L: int) -> bool:
+    return cell.label.rstrip().endswith(":") or cell.bold or cell.header or cell.last_col >= grid.n_cols - 1 > L - 1
+
+
+def _rows_excerpt(grid: Grid, body: list[int], position: int, L: int) -> str:
+    lines = []
+    for r in body[max(position - 1, 0):position + 3]:
+        label = " | ".join(grid.label_at(r, c)[:30] for c in range(L))
+        cell = grid.cell_at(r, L - 1)
+        indent = f" (indent {cell.indent:g})" if cell is not None else ""
+        data = "no data" if _data_empty(grid, r, L) else "data"
+        lines.append(f"row {r}: {label}{indent} [{data}]")
+    return "\n".join(lines)

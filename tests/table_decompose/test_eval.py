@@ -1,0 +1,99 @@
+"""Evaluation: AITQA targets, metric arithmetic on hand-made cases, HiTab gold trees."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mlx26.core.table_decompose import decompose, load_grid
+from mlx26.core.table_decompose.aitqa import load_questions, load_tables
+from mlx26.core.table_decompose.evaluate import _prefixes, compare, eval_aitqa, eval_hitab, summarise
+from mlx26.core.table_decompose.examples import example_path
+
+pytest.importorskip("openpyxl")
+
+
+def test_shipped_aitqa_copy_is_complete_and_licensed():
+    from mlx26.core.table_decompose.aitqa import DATA_DIR
+
+    assert (DATA_DIR / "LICENSE").read_text().count("Community Data License Agreement") >= 1
+    assert "CDLA-Sharing-1.0" in (DATA_DIR / "LICENSE").read_text()
+    assert "IBM/AITQA" in (DATA_DIR / "SOURCE.md").read_text()
+    tables, questions = load_tables(), load_questions()
+    assert len(tables) == 113 and len(questions) == 515
+    assert sorted(t.id for t in tables if not t.consistent) == ["tab-16", "tab-26", "tab-38"]
+
+
+def test_aitqa_targets_merged_and_blank_filled():
+    # Acceptance: both-paths exact match ≥ 0.95 (XLSX, merged + indentation) and ≥ 0.90 (blank-filled CSV).
+    result = eval_aitqa(renders=("xlsx", "csv"))
+    xlsx, csv = result["renders"]["xlsx"]["overall"], result["renders"]["csv"]["overall"]
+    assert xlsx["tables"] == csv["tables"] == 110 and xlsx["cells"] == 5157
+    assert xlsx["both_paths_em"] >= 0.95 and csv["both_paths_em"] >= 0.90
+    assert xlsx["L_accuracy"] >= 0.95 and xlsx["H_accuracy"] >= 0.9
+    assert result["shape_inconsistent_skipped"] == ["tab-16", "tab-26", "tab-38"]
+
+
+def test_aitqa_subset_per_table_and_unknown_id():
+    result = eval_aitqa(renders=("html", "md"), tables=["tab-5", "tab-67"], per_table=True)
+    for render in ("html", "md"):
+        rows = result["renders"][render]["per_table"]
+        assert [r["id"] for r in rows] == ["tab-5", "tab-67"]
+        assert all(r["both_paths_em"] == 1.0 for r in rows)
+    with pytest.raises(ValueError, match="unknown AITQA table id 'tab-999'"):
+        eval_aitqa(tables=["tab-999"])
+
+
+def test_metrics_arithmetic_on_a_forced_wrong_header():
+    csv = b",Sales,\n,2023,2024\nNorth,10,12\nSouth,7,\n"
+    gold = {(2, 1): (["North"], ["Sales", "2023"]), (2, 2): (["North"], ["Sales", "2024"]),
+            (3, 1): (["South"], ["Sales", "2023"])}
+    col_nodes = _prefixes([["Sales", "2023"], ["Sales", "2024"]])
+    row_nodes = _prefixes([["North"], ["South"]])
+    good = compare(decompose(load_grid(b"" + csv, fmt="csv")), gold, col_nodes, row_nodes, 2, 1)
+    assert (good["row_match"], good["col_match"], good["both_match"]) == (3, 3, 3)
+    assert good["col_edges"] == [3, 0, 0] and good["row_edges"] == [2, 0, 0]
+    # Forcing H = 1 makes row 1 ("2023", "2024") data: column paths lose their leaf.
+    bad = compare(decompose(load_grid(csv, fmt="csv"), header_rows=1), gold, col_nodes, row_nodes, 2, 1)
+    assert (bad["row_match"], bad["col_match"], bad["both_match"]) == (3, 0, 0)
+    assert bad["col_edges"] == [1, 0, 2]  # only "Sales" is right; "Sales > 2023/2024" are missing
+    summary = summarise([{**good, "misses": []}, {**bad, "misses": []}])
+    assert summary["both_paths_em"] == 0.5 and summary["H_accuracy"] == 0.5
+    assert summary["col_edge_f1"] == pytest.approx(round(2 * 4 / (2 * 4 + 0 + 2), 4))
+
+
+def test_hitab_round_trip_scores_perfectly(tmp_path):
+    dec = decompose(load_grid(example_path("statcan").read_bytes(), fmt="html"))
+    (tmp_path / "statcan.json").write_text(json.dumps(dec.hitab()))
+    result = eval_hitab(tmp_path, per_table=True)
+    overall = result["overall"]
+    assert overall["tables"] == 1 and overall["cells"] == len(dec.records)
+    assert overall["both_paths_em"] == 1.0 and overall["HL_accuracy"] == 1.0
+    assert overall["col_edge_f1"] == 1.0 and overall["row_edge_f1"] == 1.0
+
+
+def test_hitab_gold_that_disagrees_is_scored_against():
+    # Hand-written HiTab table whose gold row tree is flat although the labels are indented.
+    doc = {"title": "t", "texts": [["", "2020", "2021"], ["Total", "3", "4"], ["\u00a0\u00a0Men", "1", "2"]],
+           "merged_regions": [], "top_header_rows_num": 1, "left_header_columns_num": 1,
+           "top_root": {"row_index": -1, "column_index": -1, "children": [
+               {"row_index": 0, "column_index": 1, "children": []},
+               {"row_index": 0, "column_index": 2, "children": []}]},
+           "left_root": {"row_index": -1, "column_index": -1, "children": [
+               {"row_index": 1, "column_index": 0, "children": []},
+               {"row_index": 2, "column_index": 0, "children": []}]}}
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.json"
+        path.write_text(json.dumps(doc))
+        overall = eval_hitab(path)["overall"]
+    # We nest "Men" under "Total": its two cells miss their row path; all column paths match.
+    assert overall["cells"] == 4 and overall["row_path_em"] == 0.5 and overall["col_path_em"] == 1.0
+    assert overall["row_edge_f1"] == pytest.approx(round(2 * 1 / (2 * 1 + 1 + 1), 4))
+
+
+def test_hitab_eval_without_files():
+    with pytest.raises(ValueError, match="no HiTab table JSON"):
+        eval_hitab("/nonexistent/folder")
