@@ -28,6 +28,13 @@ EXTRA_FOR_MODULE = {
     "onnxruntime": "onnx",
     "dp_accounting": "dp",
     "sympy": "simplify",
+    "httpx": "llm",
+    "openai": "llm",
+    "openpyxl": "table",
+    "gymnasium": "rl",
+    "ogbench": "ogbench",
+    "stable_baselines3": "sb3",
+    "safetensors": "zoo",
 }
 
 

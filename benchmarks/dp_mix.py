@@ -1,0 +1,98 @@
+"""Benchmark of `mlx26 dp-mix`: calibration accuracy/cost table and calibration time.
+
+Usage:  python benchmarks/dp_mix.py [--json] [--repeats 3]
+
+For eps in {0.5, 1, 2, 4, 10, 20} x delta in {1e-3, 1e-5, 1e-6} (sensitivity 1) it prints the
+multi-Gaussian sigma and K, the l1 (E|Z|) and l2 (E Z^2) ratios of multi and quasi to the
+analytic Gaussian (AG), the share of the AG-to-staircase l1 gap closed by multi, and the median
+calibration time (over --repeats runs) of multi next to that of the analytic Gaussian.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+from mlx26.core.dp_mix import calibrate
+from mlx26.core.dp_mix.references import staircase_optimal_costs
+
+EPS = (0.5, 1.0, 2.0, 4.0, 10.0, 20.0)
+DELTAS = (1e-3, 1e-5, 1e-6)
+TARGET_MS = 50.0
+
+
+def _timed(fn, repeats: int):
+    """(result, median wall ms, median CPU ms of this process)."""
+    wall, cpu, out = [], [], None
+    for _ in range(repeats):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = fn()
+        wall.append((time.perf_counter() - t0) * 1e3)
+        cpu.append((time.process_time() - c0) * 1e3)
+    return out, statistics.median(wall), statistics.median(cpu)
+
+
+def run(repeats: int) -> list[dict]:
+    rows = []
+    for eps in EPS:
+        for delta in DELTAS:
+            multi, t_multi, c_multi = _timed(lambda e=eps, d=delta: calibrate("multi", e, d), repeats)
+            ag, t_ag, _ = _timed(lambda e=eps, d=delta: calibrate("gaussian", e, d), repeats)
+            quasi = calibrate("quasi", eps, delta)
+            st_l1 = staircase_optimal_costs(eps)[0]
+            gap = (ag.l1 - multi.l1) / (ag.l1 - st_l1) if ag.l1 > st_l1 else None
+            rows.append(
+                {
+                    "eps": eps,
+                    "delta": delta,
+                    "multi_sigma": multi.sigma,
+                    "K": multi.K,
+                    "multi_l1_ratio": multi.l1 / ag.l1,
+                    "multi_l2_ratio": multi.l2 / ag.l2,
+                    "quasi_l1_ratio": quasi.l1 / ag.l1,
+                    "quasi_l2_ratio": quasi.l2 / ag.l2,
+                    "gap_closed_l1_multi": gap,
+                    "multi_ms": t_multi,
+                    "multi_cpu_ms": c_multi,
+                    "gaussian_ms": t_ag,
+                    "time_ratio": t_multi / t_ag if t_ag > 0 else None,
+                }
+            )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true", help="print machine-readable rows (JSON)")
+    ap.add_argument("--repeats", type=int, default=3, help="timing repeats per point (median)")
+    args = ap.parse_args(argv)
+    cores = os.cpu_count()
+    rows = run(max(1, args.repeats))
+    med = statistics.median(r["multi_ms"] for r in rows)
+    med_cpu = statistics.median(r["multi_cpu_ms"] for r in rows)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    if args.json:
+        print(json.dumps({"cores": cores, "load_avg_1min": load, "median_multi_ms": med,
+                          "median_multi_cpu_ms": med_cpu, "target_ms": TARGET_MS, "rows": rows}, indent=1))
+        return 0
+    print(f"cores: {cores}   (1-min load average at the end: {load:.2f})")
+    hdr = (f"{'eps':>5} {'delta':>7} {'sigma':>9} {'K':>4} {'mL1/AG':>7} {'mL2/AG':>7} {'qL1/AG':>7} "
+           f"{'qL2/AG':>7} {'gap_l1':>7} {'multi_ms':>9} {'AG_ms':>7} {'ratio':>7}")
+    print(hdr)
+    for r in rows:
+        gap = f"{r['gap_closed_l1_multi']:7.3f}" if r["gap_closed_l1_multi"] is not None else f"{'-':>7}"
+        print(f"{r['eps']:5g} {r['delta']:7.0e} {r['multi_sigma']:9.5f} {r['K']:4d} {r['multi_l1_ratio']:7.3f} "
+              f"{r['multi_l2_ratio']:7.3f} {r['quasi_l1_ratio']:7.3f} {r['quasi_l2_ratio']:7.3f} {gap} "
+              f"{r['multi_ms']:9.1f} {r['gaussian_ms']:7.2f} {r['time_ratio']:7.0f}")
+    verdict = "meets" if med < TARGET_MS else "MISSES"
+    print(f"median multi calibration time: {med:.1f} ms wall per point ({verdict} the < {TARGET_MS:.0f} ms target); "
+          f"{med_cpu:.1f} ms CPU of this process (wall time is inflated when other jobs share the cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

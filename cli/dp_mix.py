@@ -1,0 +1,259 @@
+"""``mlx26 dp-mix``: calibrate, compare, verify and apply Gaussian-mixture DP noise.
+
+Thin wrapper over ``mlx26.core.dp_mix`` (Liu, Selvi & Wiesemann, ICML 2026).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from mlx26.cli._errors import RuntimeFailure, UsageError, unknown_name
+from mlx26.cli._io import (
+    VALUE_KEY,
+    ConfigOpt,
+    ForceOpt,
+    FormatOpt,
+    InputArg,
+    InputFormat,
+    InputFormatOpt,
+    OutputFormat,
+    OutputOpt,
+    PrintConfigOpt,
+    QuietOpt,
+    RecordStream,
+    check_output,
+    emit,
+    notice,
+    parse_number,
+    print_config_requested,
+    read_records,
+)
+
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
+
+MECHANISMS = ("multi", "quasi", "gaussian")
+
+EpsOpt = Annotated[float, typer.Option("--eps", "-e", help="Privacy parameter ε > 0.")]
+DeltaOpt = Annotated[float, typer.Option("--delta", "-d", help="Privacy parameter δ in (0, 1).")]
+SensOpt = Annotated[float, typer.Option("--sensitivity", "-s", help="Sensitivity Δ of the query (> 0).")]
+MechOpt = Annotated[str, typer.Option("--mechanism", "-m", help="multi | quasi | gaussian.")]
+KOpt = Annotated[str, typer.Option("--K", help="Mixture half-width for multi: auto or an integer ≥ 1.")]
+
+
+def _mechanism(name: str) -> str:
+    if name not in MECHANISMS:
+        raise unknown_name("mechanism", name, MECHANISMS)
+    return name
+
+
+def _k(value: str | None) -> int | str | None:
+    if value is None or value == "auto":
+        return value
+    try:
+        k = int(value)
+    except ValueError:
+        raise UsageError(f"--K must be 'auto' or an integer ≥ 1, not '{value}'.") from None
+    if k < 1:
+        raise UsageError(f"--K must be ≥ 1, got {k}.")
+    return k
+
+
+@app.command("calibrate")
+def calibrate(
+    eps: EpsOpt,
+    delta: DeltaOpt,
+    sensitivity: SensOpt = 1.0,
+    mechanism: MechOpt = "multi",
+    k: KOpt = "auto",
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Smallest noise scale σ that gives (ε, δ)-DP, with its l1/l2 cost and the certified δ.
+
+    \b
+    Examples:
+      mlx26 dp-mix calibrate -e 1 -d 1e-5
+      mlx26 dp-mix calibrate -e 4 -d 1e-5 -s 2 --mechanism quasi --format json
+    """
+    _mechanism(mechanism)
+    check_output(output, force)
+    from mlx26.core import dp_mix
+
+    result = dp_mix.calibrate(mechanism, eps, delta, sensitivity, K=_k(k) if mechanism == "multi" else None)
+    emit(result.to_dict(), output, fmt, force=force, title=f"dp-mix calibrate ({mechanism})")
+
+
+@app.command("compare")
+def compare(
+    ctx: typer.Context,
+    eps: Annotated[list[float] | None, typer.Option("--eps", "-e", help="ε; repeat for a grid.")] = None,
+    delta: Annotated[list[float] | None, typer.Option("--delta", "-d", help="δ; repeat for a grid.")] = None,
+    sensitivity: SensOpt = 1.0,
+    grid: Annotated[str | None, typer.Option("--grid", help="File of eps,delta rows (CSV/JSONL/JSON).",
+                                             metavar="FILE")] = None,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    config: ConfigOpt = None,
+    print_config: PrintConfigOpt = False,
+) -> None:
+    """One row per mechanism: l1, l2, ratio to the analytic Gaussian, and the gap closed.
+
+    Mechanisms: multi, quasi, gaussian (analytic), laplace / truncated laplace, staircase.
+    Repeated -e and -d give their full grid; --grid reads (eps, delta) pairs from a file.
+
+    \b
+    Examples:
+      mlx26 dp-mix compare -e 4 -d 1e-5
+      mlx26 dp-mix compare -e 1 -e 4 -d 1e-3 -d 1e-6 --format csv
+    """
+    if print_config_requested(ctx, print_config):
+        return
+    check_output(output, force)
+    points = _grid_points(grid) if grid else [(e, d) for e in (eps or []) for d in (delta or [])]
+    if not points:
+        raise UsageError("give -e and -d (repeatable), or --grid FILE.")
+    from mlx26.core import dp_mix
+
+    for e, d in points:
+        dp_mix.validate_params(e, d, sensitivity)
+    rows = [{"eps": e, "delta": d, **row} for e, d in points for row in dp_mix.compare(e, d, sensitivity)]
+    emit(rows, output, fmt, force=force, title="dp-mix compare")
+
+
+def _grid_points(path: str) -> list[tuple[float, float]]:
+    points = []
+    for number, record in enumerate(read_records(path), 1):
+        e, d = parse_number(record.get("eps")), parse_number(record.get("delta"))
+        if e is None or d is None:
+            raise UsageError(f"{path} row {number}: needs numeric 'eps' and 'delta' columns.")
+        points.append((float(e), float(d)))
+    return points
+
+
+@app.command("verify")
+def verify(
+    sigma: Annotated[float, typer.Option("--sigma", help="Noise scale σ to check.")],
+    eps: EpsOpt,
+    delta: DeltaOpt,
+    mechanism: MechOpt = "multi",
+    sensitivity: SensOpt = 1.0,
+    k: Annotated[int | None, typer.Option("--K", help="Mixture half-width (multi); default: auto.")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="native | dp-accounting (cross-check).")] = "native",
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Certified worst-case δ of a mechanism at σ over all shifts in [0, Δ]; exit 1 if it exceeds δ.
+
+    \b
+    Examples:
+      mlx26 dp-mix verify --mechanism gaussian --sigma 3.75 -e 1 -d 1e-5
+      mlx26 dp-mix verify --mechanism multi --sigma 0.36 -e 1 -d 1e-5 --format json
+    """
+    _mechanism(mechanism)
+    if backend not in ("native", "dp-accounting"):
+        raise unknown_name("backend", backend, ("native", "dp-accounting"))
+    if k is not None and k < 1:
+        raise UsageError(f"--K must be ≥ 1, got {k}.")
+    if not sigma > 0:
+        raise UsageError(f"--sigma must be positive, got {sigma}.")
+    check_output(output, force)
+    from mlx26.core import dp_mix
+
+    K = k if mechanism == "multi" else None
+    achieved, worst_shift, passed = dp_mix.verify(mechanism, sigma, eps, delta, sensitivity, K=K)
+    result = {"mechanism": mechanism, "sigma": sigma, "K": dp_mix.resolve_K(mechanism, eps, delta, K),
+              "eps": eps, "delta": delta, "sensitivity": sensitivity, "delta_achieved": achieved,
+              "worst_shift": worst_shift, "passed": passed, "backend": backend}
+    if backend == "dp-accounting":
+        from mlx26.cli._errors import require
+
+        require("dp_accounting", "dp")
+        result["delta_dp_accounting"] = dp_mix.crosscheck_dp_accounting(mechanism, sigma, eps, sensitivity, K=K,
+                                                                         delta=delta)
+    emit(result, output, fmt, force=force, title="dp-mix verify")
+    if not passed:
+        raise RuntimeFailure(f"δ achieved {achieved:.3g} exceeds the target {delta:.3g} at σ = {sigma:g}.",
+                             hint="use `mlx26 dp-mix calibrate` for the smallest safe σ")
+
+
+@app.command("noise")
+def noise(
+    input: InputArg,
+    eps: EpsOpt,
+    delta: DeltaOpt,
+    sensitivity: SensOpt,
+    mechanism: MechOpt = "multi",
+    column: Annotated[str | None, typer.Option("--column", "-c", help="Column to privatise.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="For tests only: seeded noise is NOT private.")
+                    ] = None,
+    skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Drop rows whose cell is not a finite number.")
+                        ] = False,
+    input_format: InputFormatOpt = InputFormat.auto,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Add calibrated noise to one numeric column (or to plain numbers, one a line).
+
+    Noise comes from OS entropy. The whole input is checked before anything is written:
+    a non-numeric, NaN or infinite cell is an error naming its line (or, with --skip-bad,
+    the row is dropped and counted on stderr). Output keeps the input's format when piped.
+
+    \b
+    Examples:
+      printf '3\\n5\\n8\\n' | mlx26 dp-mix noise - -e 1 -d 1e-5 -s 1
+      printf 'name,age\\nann,41\\nbob,37\\n' | mlx26 dp-mix noise - -e 2 -d 1e-6 -s 1 --column age
+    """
+    _mechanism(mechanism)
+    check_output(output, force)
+    from mlx26.core import dp_mix
+
+    dp_mix.validate_params(eps, delta, sensitivity)
+    source = RecordStream(input, input_format)
+    rows = list(source)
+    target = _noise_column(rows, column, source.name)
+    kept, values, skipped = [], [], 0
+    for line, record in rows:
+        value = parse_number(record.get(target))
+        if value is None or value != value or value in (float("inf"), float("-inf")):
+            if not skip_bad:
+                raise UsageError(f"{source.name} line {line}: column '{target}' is {record.get(target)!r}, "
+                                 "not a finite number.", hint="fix the row or pass --skip-bad to drop it")
+            skipped += 1
+            continue
+        kept.append(record)
+        values.append(float(value))
+    if skipped:
+        notice(f"dp-mix noise: skipped {skipped} row(s) without a finite number in '{target}'.", quiet)
+    if seed is not None:
+        notice("Warning: --seed makes the noise reproducible and therefore NOT private; use it for tests only.")
+    mech = dp_mix.calibrate(mechanism, eps, delta, sensitivity)
+    rng = dp_mix.secure_rng() if seed is None else __import__("numpy").random.default_rng(seed)
+    noisy = dp_mix.sample(mech, len(values), rng) + values
+    for record, value in zip(kept, noisy.tolist(), strict=True):
+        record[target] = value
+    if fmt == OutputFormat.auto and output in (None, "-") and source.format in ("csv", "tsv", "lines"):
+        import sys
+
+        if not sys.stdout.isatty():
+            fmt = OutputFormat(source.format)
+    emit(kept, output, fmt, force=force)
+
+
+def _noise_column(rows: list[tuple[int, dict]], column: str | None, name: str) -> str:
+    if column is not None:
+        missing = next((line for line, r in rows if column not in r), None)
+        if missing is not None:
+            raise UsageError(f"{name} line {missing}: no column '{column}'.")
+        return column
+    keys = {k for _, r in rows for k in r}
+    if keys <= {VALUE_KEY}:
+        return VALUE_KEY
+    if len(keys) == 1:
+        return keys.pop()
+    raise UsageError(f"{name} has several columns ({', '.join(sorted(keys))}).", hint="choose one with --column")
