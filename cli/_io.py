@@ -363,6 +363,15 @@ def resolve_output_format(fmt: OutputFormat | str, output: str | None, single: b
     return "json" if single else "jsonl"
 
 
+def answer_in_kind(fmt: OutputFormat | str, output: str | None, input_format: str) -> OutputFormat:
+    """``auto`` on a pipe answers in the input's own text format: CSV in, CSV out; lines in, lines out."""
+    fmt = OutputFormat(fmt)
+    if (fmt == OutputFormat.auto and output in (None, "-") and input_format in ("csv", "tsv", "lines")
+            and not _isatty(sys.stdout)):
+        return OutputFormat(input_format)
+    return fmt
+
+
 def _isatty(stream: IO[str] | None) -> bool:
     try:
         return bool(stream is not None and stream.isatty())

@@ -22,6 +22,7 @@ from mlx26.cli._io import (
     PrintConfigOpt,
     QuietOpt,
     RecordStream,
+    answer_in_kind,
     check_output,
     emit,
     notice,
@@ -237,12 +238,7 @@ def noise(
     noisy = dp_mix.sample(mech, len(values), rng) + values
     for record, value in zip(kept, noisy.tolist(), strict=True):
         record[target] = value
-    if fmt == OutputFormat.auto and output in (None, "-") and source.format in ("csv", "tsv", "lines"):
-        import sys
-
-        if not sys.stdout.isatty():
-            fmt = OutputFormat(source.format)
-    emit(kept, output, fmt, force=force)
+    emit(kept, output, answer_in_kind(fmt, output, source.format), force=force)
 
 
 def _noise_column(rows: list[tuple[int, dict]], column: str | None, name: str) -> str:

@@ -22,6 +22,7 @@ from mlx26.cli._io import (
     OutputOpt,
     QuietOpt,
     RecordStream,
+    answer_in_kind,
     check_output,
     emit,
     notice,
@@ -244,9 +245,7 @@ def decontam(
                                      use_image=image)
     as_lines = train_source.format == "lines"
     records = ({VALUE_KEY: x} if as_lines else x for x in kept)
-    if fmt == OutputFormat.auto and as_lines and output in (None, "-") and not sys.stdout.isatty():
-        fmt = OutputFormat.lines
-    emit(records, output, fmt, force=force)
+    emit(records, output, answer_in_kind(fmt, output, train_source.format), force=force)
     notice(f"decontam: kept {stats['kept']} of {stats['train']} training rows (dropped {stats['dropped_skeleton']} "
            f"by skeleton, {stats['dropped_image']} by functional image; {stats['train_errors']} unparsable kept)",
            quiet)
