@@ -33,6 +33,7 @@ EXTRA_FOR_MODULE = {
     "openpyxl": "table",
     "gymnasium": "rl",
     "ogbench": "ogbench",
+    "mujoco": "ogbench",
     "stable_baselines3": "sb3",
     "safetensors": "zoo",
 }

@@ -26,6 +26,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("simplify", "mlx26.cli.simplify:app", "Rule-based simplification of symbolic expressions (SimpliPy-style)."),
     ("table-decompose", "mlx26.cli.table_decompose:app", "Column/row header trees and cell lineage of complex tables (OHD, Cao et al.)."),
     ("dp-mix", "mlx26.cli.dp_mix:app", "Gaussian-mixture noise for (ε, δ)-DP (Liu, Selvi & Wiesemann, ICML 2026)."),
+    ("rl", "mlx26.cli.rl:app", "Offline RL datasets (OGBench schema) and checkpoint evaluation."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
 # A group cannot take a positional argument before its subcommand name, so argv is rewritten.
@@ -35,7 +36,9 @@ DEFAULT_SUBCOMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 # Nested training entry points (`mlx26 train rl`, `mlx26 train grpo`) register here.
-TRAIN_COMMANDS: list[tuple[str, str]] = []
+TRAIN_COMMANDS: list[tuple[str, str]] = [
+    ("rl", "mlx26.cli.train_rl:train_rl"),
+]
 
 
 def _resolve(target: str):

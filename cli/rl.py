@@ -1,0 +1,160 @@
+"""``mlx26 rl``: offline datasets (``data make``, ``data info``) and checkpoint evaluation (``eval``).
+
+Thin wrapper over ``mlx26.core.rl`` (datasets in the OGBench schema, labelled local-oracle-v0).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from mlx26.cli._errors import require
+from mlx26.cli._io import (
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    check_output,
+    emit,
+    notice,
+)
+
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
+data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                       help="Generate and inspect offline datasets (OGBench .npz schema).")
+app.add_typer(data_app, name="data")
+
+
+@data_app.command("make")
+def data_make(
+    env: Annotated[str, typer.Option("--env", help="mlx26/toy-modes, ogbench:<id> or a gymnasium id.")],
+    out: Annotated[str, typer.Option("--out", help="Train file D.npz (D-val.npz is written beside it).",
+                                     metavar="D.npz")],
+    policy: Annotated[str, typer.Option("--policy", help="oracle | noisy | random.")] = "oracle",
+    noise: Annotated[float, typer.Option("--noise", help="Action noise σ.")] = 0.1,
+    steps: Annotated[int, typer.Option("--steps", help="Train transitions (+10% for -val).")] = 100_000,
+    episode_length: Annotated[int | None, typer.Option("--episode-length", help="Cut episodes at N steps "
+                                                       "(OGBench manipulation default 1001).")] = None,
+    seed: SeedOpt = 0,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+    fmt: FormatOpt = OutputFormat.auto,
+) -> None:
+    """Generate an offline dataset by running a scripted oracle, noisy or random policy.
+
+    OGBench manipulation envs use OGBench's own oracles (plan = "play" data, markov + noise =
+    "noisy" data); other envs take random or noisy (random-walk) policies; mlx26/toy-modes
+    has its behaviour mixture as the oracle. Prints a summary of the file written.
+
+    \b
+    Examples:
+      mlx26 rl data make --env mlx26/toy-modes --policy oracle --steps 1000 --out toy.npz --force
+      mlx26 rl data make --env ogbench:cube-single-singletask-task2-v0 --steps 100000 --out cube.npz
+    """
+    require("gymnasium", "rl")
+    if env.startswith("ogbench:"):
+        require("ogbench", "ogbench")
+    if not out.endswith(".npz"):
+        raise typer.BadParameter("--out must end in .npz", param_hint="--out")
+    from mlx26.core.rl import datagen, datasets
+
+    check_output(out, force)
+    check_output(str(datasets.val_path(out)), force)
+    counter = _Counter(steps + round(steps * 0.1), quiet)
+    train, val, meta = datagen.generate(env, policy, noise, steps, seed, episode_length, progress=counter)
+    counter.close()
+    datasets.save(out, train, meta)
+    datasets.save(datasets.val_path(out), val, {**meta, "split": "val"})
+    notice(f"wrote {out} ({len(train['actions'])} rows) and {datasets.val_path(out)} ({len(val['actions'])} rows)",
+           quiet)
+    info = datasets.info(out)
+    info.pop("keys")
+    emit(info, None, fmt, title="rl data make")
+
+
+class _Counter:
+    """A rich progress bar on stderr (only on a terminal, not --quiet)."""
+
+    def __init__(self, total: int, quiet: bool):
+        import sys
+
+        self.bar = None
+        if not quiet and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import Progress
+
+            self.bar = Progress(console=Console(stderr=True), transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("collecting", total=total)
+
+    def __call__(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task, n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+@data_app.command("info")
+def data_info(
+    path: Annotated[str, typer.Argument(help="Dataset .npz.", metavar="D.npz")],
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Keys, shapes, episodes, reward and action ranges, and the generator's metadata of a dataset.
+
+    \b
+    Examples:
+      mlx26 rl data info toy.npz
+      mlx26 rl data info cube.npz --format json
+    """
+    check_output(output, force)
+    from mlx26.core.rl import datasets
+
+    emit(datasets.info(path), output, fmt, force=force, title="rl data info")
+
+
+@app.command("eval")
+def eval_(
+    checkpoint: Annotated[str, typer.Option("--checkpoint", help="Run folder (or its checkpoint.pt).",
+                                            metavar="DIR")],
+    episodes: Annotated[int | None, typer.Option("--episodes", help="Episodes [default: as in training].")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Eval seed [default: the run's seed].")] = None,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Evaluate a checkpoint; with the run's seed and episode count it reproduces training's last eval.
+
+    \b
+    Examples:
+      mlx26 train rl --algo dqn --steps 300 --set learning_starts=100 --set train_freq=50 --out r --quiet > /dev/null && mlx26 rl eval --checkpoint r --episodes 3
+    """
+    check_output(output, force)
+    require("gymnasium", "rl")
+    require("torch", "torch")
+    from mlx26.core.rl import checkpoint as ckpt
+    from mlx26.core.rl import registry
+    from mlx26.core.rl.envs import make_env
+    from mlx26.core.rl.evaluation import evaluate
+    from mlx26.core.rl.hparams import set_threads
+
+    set_threads()
+    state = ckpt.load(checkpoint)
+    if state["env"].startswith("ogbench:"):
+        require("ogbench", "ogbench")
+    env = make_env(state["env"])
+    policy = registry.module(state["algo"]).load_policy(state, env)
+    n = episodes if episodes is not None else state.get("eval_episodes", 10)
+    result = evaluate(env, policy, n, state["seed"] if seed is None else seed)
+    last = state.get("last_eval") or {}
+    if last.get("eval_seed") == result["eval_seed"] and last.get("eval_episodes") == n:
+        result["matches_training_eval"] = last.get("eval_returns") == result["eval_returns"]
+    notice(f"{state['algo']} on {state['env']}, checkpoint step {state['step']}", quiet)
+    emit({"algo": state["algo"], "env": state["env"], "step": state["step"], **result}, output, fmt,
+         force=force, title="rl eval")

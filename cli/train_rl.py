@@ -1,0 +1,107 @@
+"""``mlx26 train rl``: one entry point for the RL algorithms in ``mlx26.core.rl.registry``.
+
+DQN / PPO baselines, FQL (Park, Li & Levine 2025) and DFQL (Direct Flow Q-Learning, ICML 2026,
+reconstructed). Metrics stream as JSONL on stdout; the run folder keeps config.json,
+metrics.jsonl and checkpoint.pt.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from mlx26.cli._errors import BackendMissing, require
+from mlx26.cli._io import (
+    ConfigOpt,
+    ForceOpt,
+    PrintConfigOpt,
+    QuietOpt,
+    SeedOpt,
+    emit_raw,
+    notice,
+    print_config_requested,
+    progress,
+    to_json,
+)
+
+ALGO_HELP = "dqn | ppo | fql | dfql (the registry may hold more)."
+
+
+def train_rl(
+    ctx: typer.Context,
+    algo: Annotated[str, typer.Option("--algo", help=ALGO_HELP)] = "dqn",
+    env: Annotated[str, typer.Option("--env", help="gymnasium id, ogbench:<id> or mlx26/toy-modes.")] = "CartPole-v1",
+    dataset: Annotated[str | None, typer.Option("--dataset", help="Offline .npz (fql, dfql).", metavar="D.npz")] = None,
+    steps: Annotated[int, typer.Option("--steps", help="Env steps (dqn, ppo) or offline gradient steps.")] = 50_000,
+    online_steps: Annotated[int | None, typer.Option("--online-steps", help="Offline-to-online env steps.")] = None,
+    alpha: Annotated[float | None, typer.Option("--alpha", help="BC coefficient α (fql, dfql).")] = None,
+    flow_steps: Annotated[int | None, typer.Option("--flow-steps", help="Euler steps K (fql, dfql).")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Hyperparameter key=value; repeatable.")] = None,
+    out: Annotated[str | None, typer.Option("--out", help="Run folder [default: runs/<algo>-<env>-s<seed>].",
+                                            metavar="DIR")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its checkpoint.")] = False,
+    eval_every: Annotated[int, typer.Option("--eval-every", help="Evaluate + checkpoint every N steps (0 = end).")] = 0,
+    eval_episodes: Annotated[int, typer.Option("--eval-episodes", help="Episodes per evaluation.")] = 10,
+    device: Annotated[str, typer.Option("--device", help="cpu | cuda.")] = "cpu",
+    rescale: Annotated[bool, typer.Option("--rescale", help="Map dataset actions into [-1, 1].")] = False,
+    show_hparams: Annotated[bool, typer.Option("--show-hparams", help="List the algorithm's hyperparameters.")] = False,
+    seed: SeedOpt = 0,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+    config: ConfigOpt = None,
+    print_config: PrintConfigOpt = False,
+) -> None:
+    """Train an RL agent; stream JSONL metrics; write config, metrics and checkpoints to --out.
+
+    Algorithms: dqn, ppo (online baselines), fql, dfql (offline flow policies; DFQL is a
+    reconstruction). --set k=v (repeatable) and --config FILE (keys = option names; `set` is a
+    list of "k=v") override hyperparameters; unknown keys are errors. --show-hparams lists them.
+    MLX26_THREADS sets torch threads (default 1).
+
+    \b
+    Examples:
+      mlx26 train rl --algo dqn --env CartPole-v1 --steps 600 --set learning_starts=200 --set train_freq=100 --out r1
+      mlx26 rl data make --env mlx26/toy-modes --policy oracle --steps 512 --out toy.npz && mlx26 train rl --algo dfql --env mlx26/toy-modes --dataset toy.npz --steps 20 --set preset=small --out r2
+      mlx26 train rl --algo fql --show-hparams
+    """
+    if print_config_requested(ctx, print_config):
+        return
+    require("gymnasium", "rl")
+    require("torch", "torch")
+    from mlx26.core.rl import checkpoint, registry, runner
+    from mlx26.core.rl.envs import resolve_env_id
+    from mlx26.core.rl.hparams import hp_help, parse_assignments
+
+    if show_hparams:
+        for row in hp_help(registry.module(algo).Hyperparams):
+            emit_raw(to_json(row) + "\n")
+        return
+    if env.startswith("ogbench:"):
+        require("ogbench", "ogbench")
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise BackendMissing("--device cuda: torch sees no CUDA device.", hint="use --device cpu")
+    overrides = parse_assignments(set_ or [])
+    for key, value in (("online_steps", online_steps), ("alpha", alpha), ("flow_steps", flow_steps)):
+        if value is not None:
+            overrides[key] = value
+    out = out or f"runs/{algo}-{env.replace('/', '_').replace(':', '_')}-s{seed}"
+    if resume:
+        stored = runner.prepare_out(out, resume=True)
+        cfg = runner.config_from_stored(stored, out=out, steps=steps if steps > stored["steps"] else None)
+        cfg.resume_state = checkpoint.load(out)
+        notice(f"resuming {cfg.algo} on {cfg.env} from step {cfg.resume_state['step']} to {cfg.steps}", quiet)
+    else:
+        env_id, env_notice = resolve_env_id(env)
+        if env_notice:
+            notice(env_notice, quiet)
+        cfg = runner.build_config(algo, env_id, overrides, steps=steps, seed=seed, eval_every=eval_every,
+                                  eval_episodes=eval_episodes, device=device, dataset=dataset, rescale=rescale,
+                                  out=out)
+        runner.prepare_out(out, force=force)
+    runner.write_config(out, cfg)
+    for record in progress(runner.run(cfg), description=f"{cfg.algo} {cfg.env}", quiet=quiet):
+        emit_raw(to_json(record) + "\n")
+    notice(f"run folder: {out}", quiet)

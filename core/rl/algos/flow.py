@@ -1,0 +1,280 @@
+"""Shared machinery of the offline flow-policy algorithms (FQL, DFQL).
+
+Follows the FQL reference (seohongpark/fql ``agents/fql.py``, ``main.py``), re-implemented in
+torch: a Q ensemble (2 critics, LayerNorm, GELU MLPs) trained on r + γ·m·Q̄_target(s', a'),
+Polyak targets (τ = 0.005), a flow-matching BC policy v_θ(s, a_t, t) on linear paths
+x_t = (1−t)·x₀ + t·a (x₀ ~ N(0, I)), K-step Euler sampling, dataset actions clipped to
+±(1 − 1e-5), one update per step and, with ``online_steps`` > 0, offline-to-online training in
+which new transitions join the dataset as one replay buffer (the reference's default).
+
+An algorithm subclasses :class:`FlowAgent`, adding ``actor_loss`` / ``target_actions`` /
+``policy_actions``; :func:`train_loop` does the rest (data, eval, checkpoints, resume).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from mlx26.core.rl import datasets
+from mlx26.core.rl.algos import common
+from mlx26.core.rl.hparams import TrainConfig, doc
+from mlx26.core.rl.nets import QEnsemble, VectorField, polyak
+
+PRESETS = {"reference": (512, 512, 512, 512), "small": (256, 256)}
+
+
+@dataclass
+class FlowHyperparams:
+    preset: str = doc("reference", "network sizes: reference (4×512) | small (2×256, for CPU)")
+    actor_hidden: tuple = doc((), "actor hidden sizes (empty = from preset)")
+    value_hidden: tuple = doc((), "critic hidden sizes (empty = from preset)")
+    lr: float = doc(3e-4, "Adam learning rate (all networks)")
+    batch_size: int = doc(256, "minibatch size")
+    discount: float = doc(0.99, "γ")
+    tau: float = doc(0.005, "Polyak rate of the target critic")
+    flow_steps: int = doc(10, "Euler steps K of the flow policy")
+    alpha: float = doc(10.0, "BC coefficient α")
+    normalize_q_loss: bool = doc(False, "divide the Q term by mean |Q| (stop-gradient)")
+    q_agg: str = doc("mean", "aggregate the target ensemble: mean | min")
+    layer_norm: bool = doc(True, "LayerNorm in the critics")
+    actor_layer_norm: bool = doc(False, "LayerNorm in the actor networks")
+    online_steps: int = doc(0, "offline-to-online: env steps after the offline phase")
+    action_clip_eps: float = doc(1e-5, "clip dataset actions to ±(1 − eps)")
+    log_every: int = doc(100, "steps between training-metric records")
+
+    def resolve(self):
+        import dataclasses
+
+        if self.preset not in PRESETS:
+            from mlx26.core.rl.registry import unknown
+
+            raise unknown("preset", self.preset, list(PRESETS))
+        return dataclasses.replace(self, actor_hidden=tuple(self.actor_hidden) or PRESETS[self.preset],
+                                   value_hidden=tuple(self.value_hidden) or PRESETS[self.preset])
+
+    def validate(self) -> None:
+        if self.flow_steps < 1:
+            raise ValueError(f"--flow-steps must be ≥ 1, got {self.flow_steps}")
+        if self.alpha < 0 or self.online_steps < 0 or self.batch_size < 1 or self.lr <= 0:
+            raise ValueError("need alpha ≥ 0, online_steps ≥ 0, batch_size ≥ 1 and lr > 0")
+        if self.q_agg not in ("mean", "min"):
+            from mlx26.core.rl.registry import unknown
+
+            raise unknown("q_agg", self.q_agg, ["mean", "min"])
+
+
+def euler(v: VectorField, obs: torch.Tensor, noise: torch.Tensor, K: int, keep: bool = False):
+    """K-step Euler integration of da/dt = v(s, a, t) from a₀ = noise; optionally all a_k (k < K)."""
+    a, path = noise, []
+    for k in range(K):
+        if keep:
+            path.append(a)
+        t = torch.full((obs.shape[0], 1), k / K, dtype=obs.dtype, device=obs.device)
+        a = a + v(obs, a, t) / K
+    return (a, path) if keep else a
+
+
+def bc_flow_loss(v: VectorField, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+    x0 = torch.randn_like(actions)
+    t = torch.rand(actions.shape[0], 1, dtype=actions.dtype, device=actions.device)
+    xt = (1 - t) * x0 + t * actions
+    return ((v(obs, xt, t) - (actions - x0)) ** 2).mean()
+
+
+class FlowAgent(torch.nn.Module):
+    """Critic ensemble + target + BC flow; subclasses add the policy-improvement part."""
+
+    def __init__(self, obs_dim: int, act_dim: int, hp: FlowHyperparams):
+        super().__init__()
+        self.hp, self.act_dim = hp, act_dim
+        self.critic = QEnsemble(obs_dim, act_dim, hp.value_hidden, layer_norm=hp.layer_norm)
+        self.target_critic = copy.deepcopy(self.critic).requires_grad_(False)
+        self.flow = VectorField(obs_dim, act_dim, hp.actor_hidden, layer_norm=hp.actor_layer_norm)
+
+    def actor_parameters(self):
+        return self.flow.parameters()
+
+    def make_optimizers(self):
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=self.hp.lr)
+        self.actor_opt = torch.optim.Adam(list(self.actor_parameters()), lr=self.hp.lr)
+
+    def flow_actions(self, obs: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+        return euler(self.flow, obs, noise, self.hp.flow_steps).clamp(-1, 1)
+
+    # -- to override
+    def target_actions(self, next_obs: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def policy_actions(self, obs: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def actor_loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, float]]:
+        raise NotImplementedError
+
+    # -- shared
+    def critic_loss(self, b: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict[str, float]]:
+        with torch.no_grad():
+            next_a = self.target_actions(b["next_observations"])
+            next_qs = self.target_critic(b["next_observations"], next_a)
+            next_q = next_qs.min(0).values if self.hp.q_agg == "min" else next_qs.mean(0)
+            target = b["rewards"] + self.hp.discount * b["masks"] * next_q
+        q = self.critic(b["observations"], b["actions"])
+        loss = ((q - target) ** 2).mean()
+        return loss, {"critic_loss": loss.item(), "q_mean": q.mean().item()}
+
+    def update(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
+        closs, info = self.critic_loss(b)
+        self.critic_opt.zero_grad()
+        closs.backward()
+        self.critic_opt.step()
+        aloss, ainfo = self.actor_loss(b)
+        self.actor_opt.zero_grad()
+        aloss.backward()
+        self.actor_opt.step()
+        polyak(self.target_critic, self.critic, self.hp.tau)
+        return {**info, **ainfo, "actor_loss": aloss.item()}
+
+
+class FlowPolicy:
+    """Evaluation policy: ``policy_actions`` with noise from a generator reseeded per evaluation."""
+
+    def __init__(self, agent: FlowAgent, scale: np.ndarray, offset: np.ndarray, device: torch.device):
+        self.agent, self.scale, self.offset, self.device = agent, scale, offset, device
+        self.gen = torch.Generator(device="cpu")
+
+    def reset(self, seed: int) -> None:
+        self.gen.manual_seed(seed)
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        noise = torch.randn(1, self.agent.act_dim, generator=self.gen).to(self.device)
+        with torch.no_grad():
+            x = torch.as_tensor(np.asarray(obs, np.float32).reshape(1, -1), device=self.device)
+            a = self.agent.policy_actions(x, noise)[0].cpu().numpy()
+        return a * self.scale + self.offset
+
+
+def build_agent(cls, state: dict, hp_cls) -> FlowAgent:
+    raw = dict(state["config"]["hp"])
+    raw = {k: tuple(v) if isinstance(v, list) else v for k, v in raw.items()}
+    hp = hp_cls(**raw).resolve()
+    agent = cls(int(np.prod(state["space"]["obs_shape"])), state["space"]["action_dim"], hp)
+    agent.load_state_dict(state["models"]["agent"])
+    return agent.eval()
+
+
+def load_flow_policy(cls, hp_cls, state: dict) -> FlowPolicy:
+    agent = build_agent(cls, state, hp_cls)
+    return FlowPolicy(agent, np.asarray(state["action_scale"], np.float32),
+                      np.asarray(state["action_offset"], np.float32), torch.device("cpu"))
+
+
+def check_config(cfg: TrainConfig) -> None:
+    if not cfg.dataset:
+        raise ValueError(f"{cfg.algo} is an offline algorithm: give --dataset D.npz",
+                         f"make one with `mlx26 rl data make --env {cfg.env} --out D.npz`")
+    env = common.env_for(cfg)
+    if hasattr(env.action_space, "n"):
+        raise ValueError(f"{cfg.algo} needs a continuous (Box) action space; {cfg.env} is discrete")
+    load_data(cfg, env)  # validate the dataset now, before any training
+
+
+def load_data(cfg: TrainConfig, env) -> datasets.Transitions:
+    space = env.action_space
+    data = datasets.load(cfg.dataset, obs_dim=int(np.prod(env.observation_space.shape)), rescale=cfg.rescale,
+                         action_low=None if np.allclose(space.low, -1) else space.low,
+                         action_high=None if np.allclose(space.high, 1) else space.high)
+    if cfg.env.startswith("ogbench:") and "singletask" in cfg.env:
+        data = datasets.relabel_ogbench(cfg.dataset, env, data)
+    eps = cfg.hp.action_clip_eps
+    data.actions = np.clip(data.actions, -1 + eps, 1 - eps)
+    return data
+
+
+class Buffer:
+    """The dataset, growing with online transitions (one replay buffer, as in the FQL reference)."""
+
+    KEYS = ("observations", "actions", "next_observations", "rewards", "masks")
+
+    def __init__(self, data: datasets.Transitions, extra: int):
+        n = len(data)
+        self.arrays = {}
+        for k in self.KEYS:
+            src = getattr(data, k)
+            arr = np.zeros((n + extra, *src.shape[1:]), np.float32)
+            arr[:n] = src
+            self.arrays[k] = arr
+        self.size = n
+
+    def add(self, **row) -> None:
+        for k in self.KEYS:
+            self.arrays[k][self.size] = row[k]
+        self.size += 1
+
+    def sample(self, n: int, rng: np.random.Generator, device: torch.device) -> dict[str, torch.Tensor]:
+        idx = rng.integers(0, self.size, size=n)
+        return {k: torch.as_tensor(v[idx], device=device) for k, v in self.arrays.items()}
+
+
+def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
+    hp = cfg.hp
+    device = common.setup(cfg)
+    env, eval_env = common.env_for(cfg), common.env_for(cfg)
+    data = load_data(cfg, env)
+    obs_dim, act_dim = data.observations.shape[1], data.actions.shape[1]
+    agent = agent_cls(obs_dim, act_dim, hp).to(device)
+    agent.make_optimizers()
+    stored = (cfg.resume_state or {}).get("online", {})
+    buffer = Buffer(data, hp.online_steps + len(stored.get("rewards", [])))
+    rng = np.random.default_rng(cfg.seed)
+    total = cfg.steps + hp.online_steps
+    start = 0
+    if cfg.resume_state:
+        s = cfg.resume_state
+        agent.load_state_dict(s["models"]["agent"])
+        agent.critic_opt.load_state_dict(s["optim"]["critic"])
+        agent.actor_opt.load_state_dict(s["optim"]["actor"])
+        rng.bit_generator.state = s["np_rng"]
+        common.set_rng_state(s["rng"])
+        start = s["step"]
+        for k, v in stored.items():
+            buffer.arrays[k][len(data):len(data) + len(v)] = v
+        buffer.size = len(data) + len(stored.get("rewards", []))
+    policy = FlowPolicy(agent, data.action_scale, data.action_offset, device)
+    act_gen = torch.Generator(device="cpu").manual_seed(cfg.seed + 1)
+    due = common.eval_points(cfg, total)
+    obs, ep_ret, returns = None, 0.0, list[float]()
+    for step in range(start + 1, total + 1):
+        online = step > cfg.steps
+        if online:
+            if obs is None:
+                obs, _ = env.reset(seed=cfg.seed + step)
+            noise = torch.randn(1, act_dim, generator=act_gen).to(device)
+            with torch.no_grad():
+                a = agent.policy_actions(torch.as_tensor(np.asarray(obs, np.float32)[None], device=device), noise)
+            a = a[0].cpu().numpy()
+            next_obs, reward, terminated, truncated, _ = env.step(a * data.action_scale + data.action_offset)
+            buffer.add(observations=np.ravel(obs), actions=a, next_observations=np.ravel(next_obs),
+                       rewards=reward, masks=0.0 if terminated else 1.0)
+            ep_ret += float(reward)
+            obs = next_obs
+            if terminated or truncated:
+                returns, ep_ret, obs = (returns + [ep_ret])[-20:], 0.0, None
+        info = agent.update(buffer.sample(hp.batch_size, rng, device))
+        common.check_finite(step, **{k: v for k, v in info.items() if k.endswith("loss")})
+        if step % hp.log_every == 0:
+            rec = {"step": step, "phase": "online" if online else "train", **info}
+            if online and returns:
+                rec["episode_return"] = float(np.mean(returns))
+            yield rec
+        if due(step):
+            n0 = len(data)
+            state = {**common.base_state(cfg, step, eval_env), "models": {"agent": agent.state_dict()},
+                     "optim": {"critic": agent.critic_opt.state_dict(), "actor": agent.actor_opt.state_dict()},
+                     "np_rng": rng.bit_generator.state, "rng": common.rng_state(),
+                     "action_scale": data.action_scale.tolist(), "action_offset": data.action_offset.tolist(),
+                     "online": {k: v[n0:buffer.size] for k, v in buffer.arrays.items()}}
+            yield from common.evaluate_and_save(cfg, step, policy, eval_env, state)

@@ -1,0 +1,73 @@
+"""Checkpoints: ``<out>/checkpoint.pt`` (torch.save of a plain dict), written atomically and only
+when every tensor in it is finite, so a diverging run keeps its last good checkpoint."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+NAME = "checkpoint.pt"
+
+
+class Divergence(RuntimeError):
+    """Training produced non-finite values (exit 1); the last good checkpoint is kept."""
+
+
+def _tensors(obj: Any):
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _tensors(v)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _tensors(v)
+
+
+def all_finite(state: dict[str, Any]) -> bool:
+    import torch
+
+    return all(bool(torch.isfinite(t).all()) for t in _tensors(state) if t.is_floating_point())
+
+
+def save(out: str | os.PathLike, state: dict[str, Any]) -> Path:
+    import torch
+
+    if not all_finite(state.get("models", {})):
+        raise Divergence(f"non-finite network weights at step {state.get('step')}; checkpoint not written")
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / NAME
+    fd, tmp = tempfile.mkstemp(prefix=".checkpoint.", suffix=".tmp", dir=folder)
+    os.close(fd)
+    try:
+        torch.save(state, tmp)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def load(path: str | os.PathLike) -> dict[str, Any]:
+    import torch
+
+    p = Path(path)
+    if p.is_dir():
+        p = p / NAME
+    if not p.is_file():
+        raise ValueError(f"no checkpoint at {path}", "point --checkpoint at a `mlx26 train rl --out` folder")
+    try:
+        state = torch.load(p, map_location="cpu", weights_only=False)
+    except Exception as exc:  # torch raises several types for a bad file
+        raise ValueError(f"cannot read checkpoint {p}: {' '.join(str(exc).split())[:200]}") from exc
+    if not isinstance(state, dict) or "algo" not in state or "models" not in state:
+        raise ValueError(f"{p} is not an mlx26 RL checkpoint")
+    return state

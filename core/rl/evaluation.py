@@ -1,0 +1,38 @@
+"""Policy evaluation shared by training and ``mlx26 rl eval``: episode i starts from
+``env.reset(seed=seed + i)`` and the policy's own noise is reseeded with ``seed``, so the same
+checkpoint and seed give the same returns."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import numpy as np
+
+
+class Policy(Protocol):
+    def reset(self, seed: int) -> None: ...
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray | int: ...
+
+
+def evaluate(env, policy: Policy, episodes: int, seed: int, max_steps: int | None = None) -> dict[str, Any]:
+    if episodes < 1:
+        raise ValueError(f"--eval-episodes must be ≥ 1, got {episodes}")
+    policy.reset(seed)
+    returns, lengths, successes = [], [], []
+    for i in range(episodes):
+        obs, _ = env.reset(seed=seed + i)
+        total, steps, success, done = 0.0, 0, 0.0, False
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(policy(np.asarray(obs)))
+            total += float(reward)
+            steps += 1
+            success = max(success, float(info.get("success", 0.0)))
+            done = terminated or truncated or (max_steps is not None and steps >= max_steps)
+        returns.append(total)
+        lengths.append(steps)
+        successes.append(success)
+    r = np.asarray(returns)
+    return {"eval_return": float(r.mean()), "eval_return_std": float(r.std()), "eval_success": float(np.mean(successes)),
+            "eval_length": float(np.mean(lengths)), "eval_episodes": episodes, "eval_seed": seed,
+            "eval_returns": [round(x, 6) for x in returns]}

@@ -1,0 +1,137 @@
+"""Hyperparameters as dataclasses; ``--set key=value`` / config-file overrides with type checks.
+
+Each algorithm's ``Hyperparams`` dataclass documents its fields (the cleanrl habit: a
+dataclass of hyperparameters with comments). :func:`apply_overrides` converts strings to the
+field's type (bool, int, float, str, tuple of ints) and refuses unknown keys with a
+did-you-mean, so a typo fails before any training starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+@dataclass
+class TrainConfig:
+    """What every ``train(cfg)`` receives: the run's common options plus the algorithm's ``hp``."""
+
+    algo: str
+    env: str
+    hp: Any
+    steps: int = 10_000
+    seed: int = 0
+    eval_every: int = 0  # 0 = only at the end
+    eval_episodes: int = 10
+    device: str = "cpu"
+    dataset: str | None = None
+    rescale: bool = False  # rescale dataset actions into [-1, 1] instead of refusing them
+    out: str | None = None  # run folder (checkpoints); None = no files
+    resume_state: dict | None = None  # a loaded checkpoint to continue from
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"algo": self.algo, "env": self.env, "dataset": self.dataset, "steps": self.steps,
+                "seed": self.seed, "eval_every": self.eval_every, "eval_episodes": self.eval_episodes,
+                "device": self.device, "rescale": self.rescale, "hp": dataclasses.asdict(self.hp)}
+
+
+def parse_assignments(items: Iterable[str]) -> dict[str, str]:
+    """``["lr=3e-4", "hidden=256,256"]`` → ``{"lr": "3e-4", "hidden": "256,256"}``."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = str(item).partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ValueError(f"--set expects key=value, got '{item}'", "e.g. --set lr=1e-3")
+        out[key] = value.strip()
+    return out
+
+
+def _convert(name: str, value: Any, default: Any) -> Any:
+    if not isinstance(value, str):
+        if isinstance(default, tuple) and isinstance(value, (list, tuple)):
+            return tuple(int(v) for v in value)
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if default is not None and not isinstance(value, type(default)):
+            raise ValueError(f"hyperparameter '{name}' must be {type(default).__name__}, got {value!r}")
+        return value
+    text = value.strip()
+    try:
+        if isinstance(default, bool):
+            if text.lower() in _TRUE:
+                return True
+            if text.lower() in _FALSE:
+                return False
+            raise ValueError
+        if isinstance(default, int):
+            number = float(text)
+            if not number.is_integer():
+                raise ValueError
+            return int(number)
+        if isinstance(default, float):
+            number = float(text)
+            if math.isnan(number):
+                raise ValueError
+            return number
+        if isinstance(default, tuple):
+            return tuple(int(v) for v in text.replace("x", ",").split(",") if v.strip())
+    except ValueError:
+        kind = "true/false" if isinstance(default, bool) else type(default).__name__
+        if isinstance(default, tuple):
+            kind = "comma-separated integers"
+        raise ValueError(f"hyperparameter '{name}' must be {kind}, got '{value}'") from None
+    return text
+
+
+def apply_overrides(hp: Any, overrides: Mapping[str, Any]) -> Any:
+    """A copy of dataclass ``hp`` with ``overrides`` applied (unknown keys are errors)."""
+    fields = {f.name: f for f in dataclasses.fields(hp)}
+    changes: dict[str, Any] = {}
+    for raw_key, value in overrides.items():
+        key = str(raw_key).replace("-", "_")
+        if key not in fields:
+            close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
+            raise ValueError(f"unknown hyperparameter '{raw_key}' for {type(hp).__module__.rsplit('.', 1)[-1]}."
+                             + (f" Did you mean '{close[0]}'?" if close else ""),
+                             "valid keys: " + ", ".join(sorted(fields)))
+        changes[key] = _convert(key, value, getattr(hp, key))
+    new = dataclasses.replace(hp, **changes)
+    if hasattr(new, "resolve"):
+        new = new.resolve()
+    if hasattr(new, "validate"):
+        new.validate()
+    return new
+
+
+def hp_help(hp_cls: type) -> list[dict[str, Any]]:
+    """Rows (name, default, doc) describing a Hyperparams dataclass."""
+    rows = []
+    for f in dataclasses.fields(hp_cls):
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc,operator]
+        rows.append({"name": f.name, "default": default, "doc": f.metadata.get("doc", "")})
+    return rows
+
+
+def doc(default: Any, text: str) -> Any:
+    """A dataclass field with a default and a one-line description."""
+    if isinstance(default, (list, dict, set)):
+        return field(default_factory=lambda: default, metadata={"doc": text})
+    return field(default=default, metadata={"doc": text})
+
+
+def set_threads() -> int:
+    """Training loops use one torch thread unless ``MLX26_THREADS`` says otherwise (shared CPUs)."""
+    import torch
+
+    n = int(os.environ.get("MLX26_THREADS", "1") or 1)
+    torch.set_num_threads(max(1, n))
+    return n

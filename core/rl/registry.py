@@ -1,0 +1,57 @@
+"""Algorithm registry: ``--algo NAME`` → a ``"module:function"`` string imported on first use.
+
+Every registered module provides:
+
+* ``Hyperparams`` — a dataclass of the algorithm's hyperparameters (defaults = the reference);
+* ``train(cfg: TrainConfig) -> Iterator[dict]`` — runs and yields metric records;
+* ``load_policy(checkpoint: dict, env) -> Policy`` — a deterministic-under-seed policy for
+  evaluation (``mlx26 rl eval``).
+
+Later issues register with :func:`register` (e.g. ``register("rapc", "mlx26.core.reach_avoid.rapc:train")``)
+or by adding a line to ``ALGORITHMS``. The lookup only imports the chosen module, so listing
+names never imports torch.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from types import ModuleType
+
+ALGORITHMS: dict[str, str] = {
+    "dqn": "mlx26.core.rl.algos.dqn:train",
+    "ppo": "mlx26.core.rl.algos.ppo:train",
+    "fql": "mlx26.core.rl.algos.fql:train",
+    "dfql": "mlx26.core.rl.algos.dfql:train",
+}
+
+
+def register(name: str, target: str) -> None:
+    """Add an algorithm (``target`` = ``"package.module:train"``); re-registering replaces it."""
+    if ":" not in target:
+        raise ValueError(f"registry target must look like 'module:function', got '{target}'")
+    ALGORITHMS[name] = target
+
+
+def names() -> list[str]:
+    return sorted(ALGORITHMS)
+
+
+def unknown(kind: str, name: str, choices: list[str]) -> ValueError:
+    """``ValueError(message, hint)`` with a did-you-mean suggestion (exit 2 through the CLI)."""
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    message = f"Unknown {kind} '{name}'." + (f" Did you mean '{close[0]}'?" if close else "")
+    shown = choices if len(choices) <= 12 else [*choices[:12], "…"]
+    return ValueError(message, "choose one of: " + ", ".join(shown))
+
+
+def module(name: str) -> ModuleType:
+    """The module that implements ``name`` (imported now)."""
+    if name not in ALGORITHMS:
+        raise unknown("algorithm", name, names())
+    return importlib.import_module(ALGORITHMS[name].partition(":")[0])
+
+
+def train_fn(name: str):
+    mod = module(name)
+    return getattr(mod, ALGORITHMS[name].partition(":")[2])

@@ -1,0 +1,122 @@
+"""A training run's folder and stream: ``config.json``, ``metrics.jsonl``, ``checkpoint.pt``.
+
+* :func:`build_config` — algorithm + env + overrides → a validated :class:`TrainConfig`
+  (unknown hyperparameters fail here, before any work);
+* :func:`prepare_out` — refuses a non-empty run folder unless ``force`` (which removes only
+  the files a run writes) or ``resume`` (which reloads ``config.json`` and the checkpoint);
+* :func:`run` — iterates the algorithm's ``train(cfg)``, appends each record to
+  ``metrics.jsonl`` and stops with :class:`Divergence` (exit 1) at the first non-finite loss,
+  leaving the last good checkpoint in place.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from mlx26.core.rl import checkpoint, registry
+from mlx26.core.rl.hparams import TrainConfig, apply_overrides
+
+RUN_FILES = ("config.json", "metrics.jsonl", checkpoint.NAME)
+
+
+def build_config(algo: str, env: str, overrides: Mapping[str, Any] | None = None, **common: Any) -> TrainConfig:
+    mod = registry.module(algo)
+    hp = apply_overrides(mod.Hyperparams(), dict(overrides or {}))
+    cfg = TrainConfig(algo=algo, env=env, hp=hp, **common)
+    if cfg.steps < 1:
+        raise ValueError(f"--steps must be ≥ 1, got {cfg.steps}")
+    if cfg.eval_every < 0:
+        raise ValueError(f"--eval-every must be ≥ 0, got {cfg.eval_every}")
+    if cfg.eval_episodes < 1:
+        raise ValueError(f"--eval-episodes must be ≥ 1, got {cfg.eval_episodes}")
+    if cfg.device not in ("cpu", "cuda"):
+        raise registry.unknown("device", cfg.device, ["cpu", "cuda"])
+    if hasattr(mod, "check_config"):
+        mod.check_config(cfg)
+    return cfg
+
+
+def prepare_out(out: str, *, force: bool = False, resume: bool = False) -> dict[str, Any] | None:
+    """Make the run folder ready; on ``resume`` return the stored config dict."""
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--out {out} exists and is not a folder")
+    present = [n for n in RUN_FILES if (folder / n).exists()]
+    if resume:
+        if not (folder / "config.json").is_file() or not (folder / checkpoint.NAME).is_file():
+            raise ValueError(f"nothing to resume in {out}: it needs config.json and {checkpoint.NAME}",
+                             "start a new run without --resume")
+        return json.loads((folder / "config.json").read_text())
+    if present and not force:
+        raise ValueError(f"refusing to overwrite the run in {out} ({', '.join(present)})",
+                         "add --force to start over, or --resume to continue it")
+    for name in present:
+        (folder / name).unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    return None
+
+
+def config_from_stored(stored: dict[str, Any], **changes: Any) -> TrainConfig:
+    cfg = build_config(stored["algo"], stored["env"], stored.get("hp", {}),
+                       **{k: stored[k] for k in ("steps", "seed", "eval_every", "eval_episodes", "device",
+                                                 "dataset", "rescale") if k in stored})
+    for key, value in changes.items():
+        if value is not None:
+            setattr(cfg, key, value)
+    return cfg
+
+
+def write_config(out: str, cfg: TrainConfig, extra: Mapping[str, Any] | None = None) -> None:
+    from mlx26.core._version import __version__
+
+    data = {**cfg.to_dict(), "mlx26_version": __version__, **(extra or {})}
+    tmp = Path(out) / ".config.json.tmp"
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
+    os.replace(tmp, Path(out) / "config.json")
+
+
+def _non_finite(record: Mapping[str, Any]) -> str | None:
+    for key, value in record.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            return key
+    return None
+
+
+def run(cfg: TrainConfig) -> Iterator[dict[str, Any]]:
+    """Stream the algorithm's metric records; also append them to ``<out>/metrics.jsonl``."""
+    train = registry.train_fn(cfg.algo)
+    log = open(Path(cfg.out) / "metrics.jsonl", "a", encoding="utf-8") if cfg.out else None
+    ckpt = Path(cfg.out or ".") / checkpoint.NAME
+
+    def kept() -> str:
+        if not cfg.out:
+            return ""
+        if not ckpt.exists():
+            return "; no checkpoint had been written yet"
+        import torch
+
+        step = torch.load(ckpt, map_location="cpu", weights_only=False).get("step")
+        return f"; last good checkpoint kept: {ckpt} (step {step})"
+
+    try:
+        for record in train(cfg):
+            bad = _non_finite(record)
+            if bad is not None:
+                raise checkpoint.Divergence(
+                    f"training diverged at step {record.get('step')}: {bad} = {record[bad]}{kept()}")
+            if log is not None:
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+            yield record
+    except checkpoint.Divergence as exc:
+        if "checkpoint kept" in str(exc) or "no checkpoint" in str(exc):
+            raise
+        raise checkpoint.Divergence(str(exc).split("; the last good")[0] + kept()) from None
+    finally:
+        if log is not None:
+            log.close()
