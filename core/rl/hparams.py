@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,7 +130,6 @@ def doc(default: Any, text: str) -> Any:
 def set_threads() -> int:
     """Training loops use one torch thread unless ``MLX26_THREADS`` says otherwise (shared CPUs)."""
     import torch
+    from mlx26.core.common.threads import apply_torch_threads
 
-    n = int(os.environ.get("MLX26_THREADS", "1") or 1)
-    torch.set_num_threads(max(1, n))
-    return n
+    return apply_torch_threads(torch)
