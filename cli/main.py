@@ -27,6 +27,8 @@ GROUPS: list[tuple[str, str, str]] = [
     ("table-decompose", "mlx26.cli.table_decompose:app", "Column/row header trees and cell lineage of complex tables (OHD, Cao et al.)."),
     ("dp-mix", "mlx26.cli.dp_mix:app", "Gaussian-mixture noise for (ε, δ)-DP (Liu, Selvi & Wiesemann, ICML 2026)."),
     ("rl", "mlx26.cli.rl:app", "Offline RL datasets (OGBench schema) and checkpoint evaluation."),
+    ("zoo", "mlx26.cli.zoo:app", "Small language models and corpora that mlx26 trains and ships itself."),
+    ("llm", "mlx26.cli.llm:app", "LLM backends: chat, an OpenAI-compatible server, token and cost ledgers."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
 # A group cannot take a positional argument before its subcommand name, so argv is rewritten.

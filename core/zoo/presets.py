@@ -1,0 +1,129 @@
+"""Model presets of the zoo: plain transformers configs (Llama, Mixtral), no custom architectures.
+
+Our own choice of sizes (no paper reconstructed):
+
+* ``tiny-llama`` — LlamaConfig, d128, 4 layers, 4 heads, SwiGLU 384, tied embeddings.
+* ``tiny-llama-draft`` — d64, 2 layers, same tokenizer: the draft of the speculative pair.
+* ``tiny-moe`` — MixtralConfig, d128, 2 layers, 8 experts, top-2, load-balancing loss.
+* ``tiny-llama-long`` — d512, 4 layers, head_dim 64, 32k positions; **random init, for
+  timing and memory profiles only** (never trained, never shipped; built from its config).
+* ``micro-llama`` / ``micro-moe`` — seconds-to-train models for tests and the smoke recipe.
+
+Each preset also fixes its training defaults (context, batch, learning rate, minutes,
+corpora), which ``mlx26 zoo train`` can override.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    family: str  # "llama" | "mixtral"
+    arch: dict[str, Any]
+    description: str
+    tokenizer: str = "bpe-4096"
+    shipped: bool = False
+    random_init: bool = False
+    context: int = 256
+    batch_size: int = 16
+    lr: float = 3e-3
+    minutes: float = 4.0
+    corpora: tuple[str, ...] = ("stdlib-code",)
+    extra_config: dict[str, Any] = field(default_factory=dict)
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset("tiny-llama", "llama",
+               dict(hidden_size=128, intermediate_size=384, num_hidden_layers=4, num_attention_heads=4,
+                    num_key_value_heads=4, max_position_embeddings=1024),
+               "Llama, d128 × 4 layers, BPE-4096, trained on stdlib code", shipped=True, minutes=12.0, lr=8e-3,
+               batch_size=8, context=128),
+        Preset("tiny-llama-draft", "llama",
+               dict(hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=2,
+                    num_key_value_heads=2, max_position_embeddings=1024),
+               "Llama, d64 × 2 layers, same tokenizer as tiny-llama (speculative-decoding draft)",
+               shipped=True, minutes=2.0, lr=1e-2, batch_size=8, context=128),
+        Preset("tiny-moe", "mixtral",
+               dict(hidden_size=128, intermediate_size=192, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=4, max_position_embeddings=1024, num_local_experts=8,
+                    num_experts_per_tok=2, router_aux_loss_coef=0.1),
+               "Mixtral, d128 × 2 layers, 8 experts top-2, BPE-4096, trained on stdlib code",
+               shipped=True, minutes=3.5, lr=8e-3, batch_size=8, context=128),
+        Preset("tiny-llama-long", "llama",
+               dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
+                    num_key_value_heads=8, head_dim=64, max_position_embeddings=32768),
+               "Llama, d512 × 4 layers, head_dim 64, 32k positions — RANDOM INIT, timing/memory only",
+               random_init=True),
+        Preset("micro-llama", "llama",
+               dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                    num_key_value_heads=2, max_position_embeddings=256),
+               "Llama, d32 × 1 layer, byte tokenizer — for tests and smoke runs (seconds)",
+               tokenizer="byte", context=64, batch_size=8, minutes=0.1),
+        Preset("micro-moe", "mixtral",
+               dict(hidden_size=32, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                    num_key_value_heads=2, max_position_embeddings=256, num_local_experts=4,
+                    num_experts_per_tok=2, router_aux_loss_coef=0.02),
+               "Mixtral, d32 × 1 layer, 4 experts top-2, byte tokenizer — for tests (seconds)",
+               tokenizer="byte", context=64, batch_size=8, minutes=0.1),
+    )
+}
+
+
+def get_preset(name: str) -> Preset:
+    if name not in PRESETS:
+        import difflib
+
+        close = difflib.get_close_matches(name, list(PRESETS), n=1, cutoff=0.5)
+        raise ValueError(f"Unknown preset '{name}'." + (f" Did you mean '{close[0]}'?" if close else ""),
+                         "choose one of: " + ", ".join(PRESETS))
+    return PRESETS[name]
+
+
+def build_config(preset: Preset, tokenizer: Any) -> Any:
+    """The transformers config of ``preset`` for ``tokenizer`` (vocab size and special ids)."""
+    from transformers import LlamaConfig, MixtralConfig
+
+    common = dict(vocab_size=len(tokenizer), bos_token_id=tokenizer.bos_token_id,
+                  eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+                  tie_word_embeddings=True, rms_norm_eps=1e-5, initializer_range=0.02)
+    cls = {"llama": LlamaConfig, "mixtral": MixtralConfig}[preset.family]
+    return cls(**common, **preset.arch, **preset.extra_config)
+
+
+def build_model(preset: Preset, tokenizer: Any, seed: int) -> Any:
+    """A freshly initialised causal LM (weights depend only on ``seed``), in float32."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    config = build_config(preset, tokenizer)
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    return model
+
+
+def count_parameters(model: Any) -> int:
+    """Distinct parameters (tied embeddings counted once)."""
+    seen: set[int] = set()
+    total = 0
+    for p in model.parameters():
+        if id(p) not in seen:
+            seen.add(id(p))
+            total += p.numel()
+    return total
+
+
+def llama_parameters(preset: Preset, vocab_size: int) -> int:
+    """Parameter count of a Llama preset with tied embeddings, without building it (closed form)."""
+    a = preset.arch
+    d, layers, inter = a["hidden_size"], a["num_hidden_layers"], a["intermediate_size"]
+    heads, kv = a["num_attention_heads"], a.get("num_key_value_heads", a["num_attention_heads"])
+    hd = a.get("head_dim", d // heads)
+    attention = d * heads * hd * 2 + d * kv * hd * 2  # q, o and k, v projections (no bias)
+    per_layer = attention + 3 * d * inter + 2 * d  # SwiGLU gate/up/down + two RMSNorms
+    return vocab_size * d + layers * per_layer + d  # tied embedding + layers + final norm

@@ -1,0 +1,220 @@
+"""Find and load zoo models: ``NAME`` (the zoo), ``PATH`` (a saved folder) or a hub id.
+
+The API other mlx26 features use (see docs/zoo.md): :func:`resolve_model_path`,
+:func:`load_model`, :func:`load_tokenizer`, :func:`read_manifest`, :func:`list_models`.
+
+* A zoo name is a folder shipped in ``core/zoo/models/`` (trained by ``mlx26 zoo train``)
+  or a random-init preset (``tiny-llama-long``), which is built from its config with seed 0
+  — in memory by :func:`load_model`, or saved once under ``$MLX26_HOME/zoo/`` when a path is
+  needed. Shipped models load with ``local_files_only=True``: no network, ever.
+* A path is any folder with ``config.json`` (what ``save_pretrained`` writes).
+* A hub id (``owner/name``) is tried only when the caller passes one explicitly and the
+  network is allowed (``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` unset); a zoo name is
+  never looked up on the hub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from mlx26.core.zoo.presets import PRESETS, count_parameters, get_preset
+
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+RANDOM_INIT_SEED = 0
+
+
+def shipped_names() -> list[str]:
+    """Folders in ``core/zoo/models`` that hold a trained model (config, weights, manifest)."""
+    if not MODELS_DIR.is_dir():
+        return []
+    return sorted(p.name for p in MODELS_DIR.iterdir()
+                  if (p / "config.json").is_file() and (p / "manifest.json").is_file()
+                  and (p / "model.safetensors").is_file())
+
+
+def random_init_names() -> list[str]:
+    return sorted(name for name, p in PRESETS.items() if p.random_init)
+
+
+def zoo_names() -> list[str]:
+    return shipped_names() + random_init_names()
+
+
+def network_allowed() -> bool:
+    off = {k: os.environ.get(k, "").strip().lower() for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    return not any(v not in ("", "0", "false", "no", "off") for v in off.values())
+
+
+def _kind(spec: str) -> tuple[str, str]:
+    """("zoo" | "random" | "path" | "hub", resolved string); ValueError for anything else."""
+    if spec in shipped_names():
+        return "zoo", str(MODELS_DIR / spec)
+    if spec in random_init_names():
+        return "random", spec
+    path = Path(spec).expanduser()
+    if path.exists():
+        if path.is_dir() and (path / "config.json").is_file():
+            return "path", str(path)
+        raise ValueError(f"'{spec}' is not a model folder (no config.json in it).",
+                         "give a folder written by save_pretrained / `mlx26 zoo train`")
+    if HUB_ID.match(spec) and not spec.startswith("."):
+        if not network_allowed():
+            raise ValueError(f"model '{spec}' is neither a zoo name nor a folder, and the hub is off "
+                             "(HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set).",
+                             "choose one of: " + ", ".join(zoo_names()))
+        return "hub", spec
+    import difflib
+
+    close = difflib.get_close_matches(spec, zoo_names(), n=1, cutoff=0.5)
+    raise ValueError(f"Unknown model '{spec}'." + (f" Did you mean '{close[0]}'?" if close else ""),
+                     "choose one of: " + ", ".join(zoo_names()) + ", a model folder, or a hub id owner/name")
+
+
+def resolve_model_path(spec: str) -> str:
+    """A folder for a zoo name or path (random-init presets are saved once), or the hub id itself."""
+    kind, value = _kind(spec)
+    if kind == "random":
+        return str(materialize_random_init(spec))
+    return value
+
+
+def _data_dir() -> Path:
+    from mlx26.core.common.environment import data_dir
+
+    return data_dir() / "zoo"
+
+
+def build_random_init(name: str) -> tuple[Any, Any]:
+    """(model, tokenizer) of a random-init preset, weights from seed 0 (identical on every call)."""
+    from mlx26.core.zoo.presets import build_model
+    from mlx26.core.zoo.tokenization import get_tokenizer
+
+    preset = get_preset(name)
+    tokenizer = get_tokenizer(preset.tokenizer)
+    model = build_model(preset, tokenizer, RANDOM_INIT_SEED)
+    model.eval()
+    return model, tokenizer
+
+
+def random_init_manifest(name: str, parameters: int | None = None) -> dict[str, Any]:
+    from mlx26.core.zoo.presets import llama_parameters
+    from mlx26.core.zoo.tokenization import DEFAULT_VOCAB
+
+    preset = get_preset(name)
+    if parameters is None and preset.family == "llama" and preset.tokenizer == "bpe-4096":
+        parameters = llama_parameters(preset, DEFAULT_VOCAB)
+    return {"name": name, "preset": name, "description": preset.description, "family": preset.family,
+            "random_init": True, "note": "RANDOM INIT — not trained; for timing and memory profiles only",
+            "seed": RANDOM_INIT_SEED, "tokenizer": {"name": preset.tokenizer}, "parameters": parameters,
+            "architecture": {"llama": "LlamaForCausalLM", "mixtral": "MixtralForCausalLM"}[preset.family]}
+
+
+def materialize_random_init(name: str) -> Path:
+    """Save a random-init preset under ``$MLX26_HOME/zoo/NAME`` once; return the folder."""
+    target = _data_dir() / name
+    if (target / "config.json").is_file() and (target / "model.safetensors").is_file():
+        return target
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    model, tokenizer = build_random_init(name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    manifest = random_init_manifest(name, count_parameters(model))
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    for f in tmp.iterdir():
+        f.chmod(0o644)
+    try:
+        os.replace(tmp, target)
+    except OSError:  # another process finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def _hub_error(spec: str, exc: Exception) -> RuntimeError:
+    return RuntimeError(f"could not load '{spec}' from the Hugging Face hub ({type(exc).__name__}); "
+                        "no network here? zoo names and local folders work offline")
+
+
+def load_model(spec: str, *, dtype: Any = None) -> Any:
+    """A causal LM in eval mode, float32 unless ``dtype`` is given; zoo and paths never touch the network."""
+    import torch
+    from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # no "Loading weights" bars on stderr
+    kind, value = _kind(spec)
+    if kind == "random":
+        model, _ = build_random_init(spec)
+        return model.to(dtype) if dtype is not None else model
+    try:
+        model = AutoModelForCausalLM.from_pretrained(value, local_files_only=kind != "hub",
+                                                     dtype=dtype or torch.float32)
+    except OSError as exc:
+        if kind == "hub":
+            raise _hub_error(spec, exc) from exc
+        raise RuntimeError(f"cannot load the model in {value}: {exc}") from exc
+    model.eval()
+    return model
+
+
+def load_tokenizer(spec: str) -> Any:
+    """The tokenizer of a model (``bpe-4096`` and ``byte`` name the zoo tokenizers themselves)."""
+    from mlx26.core.zoo.tokenization import get_tokenizer, load_tokenizer_dir
+
+    if spec in ("byte", "bpe", "bpe-4096"):
+        return get_tokenizer(spec)
+    kind, value = _kind(spec)
+    if kind == "random":
+        return get_tokenizer(get_preset(spec).tokenizer)
+    if kind == "hub":
+        from transformers import AutoTokenizer
+
+        try:
+            return AutoTokenizer.from_pretrained(value)
+        except OSError as exc:
+            raise _hub_error(spec, exc) from exc
+    return load_tokenizer_dir(value)
+
+
+def read_manifest(spec: str) -> dict[str, Any]:
+    """The manifest of a zoo model or folder (a folder without one gets a minimal record from config.json)."""
+    kind, value = _kind(spec)
+    if kind == "random":
+        return random_init_manifest(spec)
+    if kind == "hub":
+        return {"name": spec, "source": "hub"}
+    folder = Path(value)
+    if (folder / "manifest.json").is_file():
+        return json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    return {"name": folder.name, "architecture": (config.get("architectures") or ["?"])[0],
+            "note": "no manifest.json (not trained by mlx26 zoo train)"}
+
+
+def folder_size(path: str | Path) -> int:
+    return sum(p.stat().st_size for p in Path(path).iterdir() if p.is_file())
+
+
+def list_models() -> list[dict[str, Any]]:
+    """One row per zoo model: trained (shipped) ones with held-out bits/byte on stdlib code, then random-init ones."""
+    rows = []
+    for name in shipped_names():
+        m = read_manifest(name)
+        rows.append({"name": name, "kind": "trained", "family": m.get("family"), "params": m.get("parameters"),
+                     "bpb": m.get("eval", {}).get("bits_per_byte"),
+                     "size_mb": round(folder_size(MODELS_DIR / name) / 1e6, 2)})
+    for name in random_init_names():
+        m = random_init_manifest(name)
+        rows.append({"name": name, "kind": "random-init, timing only", "family": m["family"],
+                     "params": m["parameters"], "bpb": None, "size_mb": None})
+    return rows

@@ -1,0 +1,347 @@
+"""The zoo's training loop: a plain, seeded torch loop that trains a preset on our corpora.
+
+Standard recipe, our own code (no paper reconstructed): AdamW (β = 0.9/0.95, weight decay
+0.1 on matrices only), linear warm-up then cosine decay to 10 % of the peak learning rate,
+gradient clipping at 1.0, next-token cross-entropy on windows of ``context`` tokens drawn
+uniformly from the tokenized training split (each window starts with ``<|bos|>``; MoE
+presets add Mixtral's load-balancing loss). Periodic held-out evaluation in bits/byte;
+the final evaluation, on the first corpus's held-out split, is what the manifest records,
+next to xz / bz2 / gzip on the same bytes.
+
+Budget: ``steps`` gives an exact, machine-independent run. Otherwise ``minutes`` is a
+time budget for the whole run (data preparation, training, evaluations): after a short
+calibration the loop fixes the step count that fits (re-estimated at each periodic
+evaluation, so the cosine schedule ends when the time does); the step count reached is
+recorded. The budget is measured in CPU time of this process by default (``clock="cpu"``):
+on a shared machine, wall time depends on what else runs (here, contention stretched
+steps 2.5×), while the CPU time a step needs does not, so a rebuild with the same budget
+lands on about the same step count. On an idle machine with one thread CPU time equals
+wall time; ``clock="wall"`` caps wall time instead. Threads: see
+:mod:`mlx26.core.common.threads` (1 on 2-core machines unless ``MLX26_THREADS`` says otherwise).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mlx26.core.zoo.presets import Preset, get_preset
+
+EVAL_BYTES = 262_144  # held-out bytes of the final evaluation (and of `mlx26 zoo eval` by default)
+MAX_TRAIN_BYTES = 16_000_000
+EVALS = 4  # periodic evaluations during training (on EVAL_BYTES // 8)
+CALIBRATION_STEPS = 8
+
+
+@dataclass
+class TrainOptions:
+    preset: str
+    out: str
+    corpora: tuple[str, ...] = ()
+    minutes: float | None = None
+    steps: int | None = None
+    seed: int = 0
+    tokenizer: str | None = None
+    batch_size: int | None = None
+    context: int | None = None
+    lr: float | None = None
+    max_train_bytes: int = MAX_TRAIN_BYTES
+    eval_bytes: int = EVAL_BYTES
+    force: bool = False
+    command: str = ""
+    clock: str = "cpu"
+
+
+@dataclass
+class Resolved:
+    preset: Preset
+    out: Path
+    corpora: tuple[str, ...]
+    minutes: float
+    steps: int | None
+    tokenizer: str
+    batch_size: int
+    context: int
+    lr: float
+
+
+def validate(opts: TrainOptions) -> Resolved:
+    """Every check that can fail before work starts (ValueError → exit 2)."""
+    from mlx26.core.zoo.corpora import SHAKESPEARE_HINT, available, corpus
+
+    preset = get_preset(opts.preset)
+    if preset.random_init:
+        raise ValueError(f"preset '{preset.name}' is random-init only (timing/memory profiles); it is not trained.",
+                         "use it directly: load_model('tiny-llama-long') or `mlx26 zoo path tiny-llama-long`")
+    corpora = tuple(opts.corpora) or preset.corpora
+    for name in corpora:
+        corpus(name)
+        if not available(name):
+            raise ModuleNotFoundError(f"the '{name}' corpus is not installed ({SHAKESPEARE_HINT})", name="shksprdata")
+    minutes = preset.minutes if opts.minutes is None else opts.minutes
+    if not (minutes > 0 and math.isfinite(minutes)):
+        raise ValueError(f"--minutes must be > 0, got {opts.minutes}.")
+    if opts.steps is not None and opts.steps < 1:
+        raise ValueError(f"--steps must be ≥ 1, got {opts.steps}.")
+    for label, value, low in (("--batch-size", opts.batch_size, 1), ("--context", opts.context, 2),
+                              ("--max-train-bytes", opts.max_train_bytes, 1024), ("--eval-bytes", opts.eval_bytes, 256)):
+        if value is not None and value < low:
+            raise ValueError(f"{label} must be ≥ {low}, got {value}.")
+    if opts.lr is not None and not (opts.lr > 0 and math.isfinite(opts.lr)):
+        raise ValueError(f"--lr must be > 0, got {opts.lr}.")
+    context = opts.context or preset.context
+    max_pos = int(preset.arch.get("max_position_embeddings", 0))
+    if context > max_pos:
+        raise ValueError(f"--context {context} exceeds the preset's {max_pos} positions.")
+    out = Path(opts.out).expanduser()
+    if out.exists() and not opts.force:
+        raise ValueError(f"output directory {out} already exists.", "add --force to replace it")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"output path {out} exists and is not a directory.")
+    tokenizer = opts.tokenizer or preset.tokenizer
+    if tokenizer not in ("byte", "bpe", "bpe-4096") and not (Path(tokenizer) / "tokenizer.json").is_file():
+        raise ValueError(f"Unknown tokenizer '{tokenizer}'.", "use bpe-4096, byte, or a folder with tokenizer.json")
+    if opts.clock not in ("cpu", "wall"):
+        raise ValueError(f"Unknown clock '{opts.clock}'.", "use cpu or wall")
+    return Resolved(preset, out, corpora, float(minutes), opts.steps, tokenizer, opts.batch_size or preset.batch_size,
+                    context, opts.lr or preset.lr)
+
+
+def tokenize_corpora(tokenizer: Any, corpora: tuple[str, ...], split: str, max_bytes: int) -> tuple[Any, list[dict]]:
+    """One int32 array of token ids over the corpora (an equal byte share each), plus what was used."""
+    import numpy as np
+    from mlx26.core.zoo.corpora import corpus, describe
+    from mlx26.core.zoo.tokenization import encode_many
+
+    arrays, used = [], []
+    for name in corpora:
+        text = corpus(name).text(split, max_bytes // len(corpora))
+        pieces = _pieces(text, 1 << 16)
+        ids = [i for chunk in encode_many(tokenizer, pieces) for i in chunk]
+        arrays.append(np.asarray(ids, dtype=np.int32))
+        used.append({**describe(name, split), "bytes_used": len(text.encode("utf-8")), "tokens": len(ids)})
+    return np.concatenate(arrays), used
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    """Split at line ends into pieces of about ``size`` characters (batch tokenisation)."""
+    out, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + size)
+        end = len(text) if end < 0 else end + 1
+        out.append(text[start:end])
+        start = end
+    return out
+
+
+def lr_at(step: int, total: int, peak: float) -> float:
+    """Linear warm-up over min(100, 5 % of the steps), then cosine from ``peak`` to 0.1·peak."""
+    warm = max(1, min(100, total // 20))
+    if step < warm:
+        return peak * (step + 1) / warm
+    progress = min(1.0, (step - warm) / max(1, total - warm))
+    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def _optimizer(model: Any, lr: float) -> Any:
+    import torch
+
+    params = {id(p): p for p in model.parameters() if p.requires_grad}.values()
+    decay = [p for p in params if p.dim() >= 2]
+    plain = [p for p in params if p.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": plain, "weight_decay": 0.0}],
+                             lr=lr, betas=(0.9, 0.95), eps=1e-8)
+
+
+def _batch(tokens: Any, rng: Any, batch_size: int, context: int, bos: int) -> tuple[Any, Any]:
+    import numpy as np
+    import torch
+
+    starts = rng.integers(0, len(tokens) - context, size=batch_size)
+    targets = np.stack([tokens[s:s + context] for s in starts]).astype(np.int64)
+    inputs = np.concatenate([np.full((batch_size, 1), bos, dtype=np.int64), targets[:, :-1]], axis=1)
+    return torch.from_numpy(inputs), torch.from_numpy(targets)
+
+
+def _loss(model: Any, inputs: Any, targets: Any, moe: bool) -> tuple[Any, float]:
+    import torch
+
+    out = model(input_ids=inputs, output_router_logits=True) if moe else model(input_ids=inputs)
+    ce = torch.nn.functional.cross_entropy(out.logits.reshape(-1, out.logits.shape[-1]), targets.reshape(-1))
+    loss = ce
+    if moe and getattr(out, "aux_loss", None) is not None:
+        loss = ce + model.config.router_aux_loss_coef * out.aux_loss
+    return loss, float(ce.detach())
+
+
+def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | None = None,
+          log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Train, evaluate and save ``opts.preset`` into ``opts.out``; return the manifest."""
+    import numpy as np
+    import torch
+    from mlx26.core.common.seeding import seed_everything
+    from mlx26.core.common.threads import apply_torch_threads
+    from mlx26.core.zoo import corpora as corpora_mod
+    from mlx26.core.zoo.evaluate import bits_per_byte, compressor_bits_per_byte
+    from mlx26.core.zoo.presets import build_model, count_parameters
+    from mlx26.core.zoo.tokenization import get_tokenizer, tokenizer_hash
+
+    say = log or (lambda message: None)
+    started_wall, cpu0 = time.monotonic(), time.process_time()
+    r = validate(opts)
+    clock = time.process_time if opts.clock == "cpu" else time.monotonic
+    started = clock()
+    deadline = started + r.minutes * 60
+    threads = apply_torch_threads(torch)
+    seed_everything(opts.seed)
+    tokenizer = get_tokenizer(r.tokenizer)
+    bos = tokenizer.bos_token_id
+    say(f"zoo train {r.preset.name}: tokenizing {', '.join(r.corpora)} (≤ {opts.max_train_bytes:,} bytes)")
+    tokens, used = tokenize_corpora(tokenizer, r.corpora, "train", opts.max_train_bytes)
+    if len(tokens) <= r.context + 1:
+        raise RuntimeError(f"only {len(tokens)} training tokens; need more than the context ({r.context}).")
+    eval_corpus = r.corpora[0]
+    eval_text = corpora_mod.corpus(eval_corpus).text("heldout", opts.eval_bytes)
+    probe_text = corpora_mod.corpus(eval_corpus).text("heldout", max(256, opts.eval_bytes // 8))
+    model = build_model(r.preset, tokenizer, opts.seed)
+    moe = r.preset.family == "mixtral"
+    optimizer = _optimizer(model, r.lr)
+    rng = np.random.default_rng(opts.seed)
+
+    def probe() -> float:
+        value = bits_per_byte(model, tokenizer, probe_text, context=r.context, routing=False)["bits_per_byte"]
+        model.train()
+        return value
+
+    t0 = clock()
+    history = [{"step": 0, "train_loss": None, "heldout_bpb_probe": probe()}]
+    t_eval = clock() - t0
+    final_eval_cost = t_eval * len(eval_text) / max(1, len(probe_text))
+    fixed = r.steps is not None
+    total = r.steps if r.steps is not None else 10**9  # a time budget: fixed after calibration
+    eval_at = _evenly(0, total, EVALS) if fixed else set()
+    step, last_loss, step_seconds = 0, float("nan"), 0.0
+    model.train()
+    while step < total:
+        t0 = clock()
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(step, total, r.lr)
+        inputs, targets = _batch(tokens, rng, r.batch_size, r.context, bos)
+        loss, last_loss = _loss(model, inputs, targets, moe)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        step += 1
+        if step > 2:  # the first steps carry one-off start-up costs
+            step_seconds += clock() - t0
+        if not math.isfinite(last_loss):
+            raise RuntimeError(f"training diverged at step {step} (loss {last_loss}); try a smaller --lr")
+        if not fixed and (step == 2 + CALIBRATION_STEPS or step in eval_at):
+            per_step = step_seconds / (step - 2)
+            evals_left = EVALS if step == 2 + CALIBRATION_STEPS else sum(s > step for s in eval_at)
+            left = deadline - clock() - final_eval_cost - evals_left * t_eval - 1.0
+            total = max(step + 1, step + int(left / per_step))
+            if step == 2 + CALIBRATION_STEPS:
+                eval_at = _evenly(step, total, EVALS)
+        if progress:
+            progress(step, total, last_loss)
+        if step in eval_at and step < total:
+            t0 = clock()
+            history.append({"step": step, "train_loss": round(last_loss, 4), "heldout_bpb_probe": probe()})
+            t_eval = clock() - t0
+            say(f"  step {step}/{total}  loss {last_loss:.3f}  "
+                f"held-out probe {history[-1]['heldout_bpb_probe']:.3f} bits/byte")
+    say(f"zoo train {r.preset.name}: {step} steps in {clock() - started:.0f} s ({opts.clock} time); "
+        "final held-out evaluation")
+    final = bits_per_byte(model, tokenizer, eval_text, context=r.context)
+    baselines = compressor_bits_per_byte(eval_text)
+    wall = time.monotonic() - started_wall
+    manifest = _manifest(opts, r, model, tokenizer, used, eval_corpus, eval_text, final, baselines, history,
+                         step, wall, time.process_time() - cpu0, threads, count_parameters(model), tokenizer_hash(tokenizer))
+    _save(model, tokenizer, manifest, r.out, opts.force)
+    return manifest
+
+
+def _evenly(start: int, end: int, n: int) -> set[int]:
+    """``n`` steps spread evenly strictly between ``start`` and ``end``."""
+    return {start + (end - start) * k // (n + 1) for k in range(1, n + 1)} - {start, end}
+
+
+def _versions() -> dict[str, str]:
+    import importlib.metadata
+    import platform
+
+    from mlx26.core._version import __version__
+
+    out = {"mlx26": __version__, "python": platform.python_version()}
+    for dist in ("torch", "transformers", "tokenizers", "safetensors"):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = "absent"
+    return out
+
+
+def _manifest(opts: TrainOptions, r: Resolved, model: Any, tokenizer: Any, used: list[dict], eval_corpus: str,
+              eval_text: str, final: dict[str, Any], baselines: dict[str, float], history: list[dict[str, Any]],
+              steps: int, wall: float, cpu: float, threads: int, params: int, tok_hash: str) -> dict[str, Any]:
+    eval_bytes = eval_text.encode("utf-8")
+    ev = {"corpus": eval_corpus, "split": "heldout", "bytes": len(eval_bytes),
+          "text_hash": "sha256:" + hashlib.sha256(eval_bytes).hexdigest(), "context": r.context, **final,
+          "baselines": baselines}
+    return {
+        "name": r.out.name, "preset": r.preset.name, "description": r.preset.description,
+        "architecture": type(model).__name__, "family": r.preset.family, "random_init": False,
+        "parameters": params, "config": {k: v for k, v in r.preset.arch.items()},
+        "tokenizer": {"name": r.tokenizer if r.tokenizer in ("byte", "bpe-4096") else Path(r.tokenizer).name,
+                      "vocab_size": len(tokenizer), "hash": tok_hash},
+        "corpora": used, "eval": ev,
+        "training": {"command": opts.command, "seed": opts.seed, "steps": steps,
+                     "tokens_seen": steps * r.batch_size * r.context, "batch_size": r.batch_size,
+                     "context": r.context, "lr": r.lr, "minutes_budget": None if r.steps else r.minutes,
+                     "budget_clock": None if r.steps else opts.clock,
+                     "fixed_steps": r.steps, "optimizer": "AdamW(betas=(0.9, 0.95), weight_decay=0.1 on matrices)",
+                     "schedule": "linear warm-up min(100, 5%), cosine to 10% of lr", "grad_clip": 1.0,
+                     "wall_time_s": round(wall, 1), "cpu_time_s": round(cpu, 1), "torch_threads": threads, "cpu_count": os.cpu_count(),
+                     "history": history},
+        "versions": _versions(),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def _save(model: Any, tokenizer: Any, manifest: dict[str, Any], out: Path, force: bool) -> None:
+    """save_pretrained (safetensors) + tokenizer + manifest + card into a temp folder, then rename onto ``out``."""
+    from mlx26.core.zoo.card import model_card
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # stderr belongs to our own progress and notices
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        (tmp / "MODEL_CARD.md").write_text(model_card(manifest), encoding="utf-8")
+        for f in tmp.iterdir():
+            f.chmod(0o644)
+        if out.exists():
+            if not force:
+                raise ValueError(f"output directory {out} already exists.", "add --force to replace it")
+            old = out.parent / f".{out.name}.old-{os.getpid()}"
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,114 @@
+"""`mlx26 zoo list | info | path | eval | tokenizer` through the CLI, in-process and as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+
+@pytest.mark.parametrize("sub", ["train", "eval", "list", "info", "path", "tokenizer"])
+def test_help(run_cli, sub):
+    result = run_cli("zoo", sub, "--help")
+    assert result.code == 0 and "Examples:" in result.stdout
+
+
+def test_list_shows_trained_and_random_init(run_cli):
+    rows = [json.loads(line) for line in run_cli("zoo", "list").stdout.splitlines()]
+    by = {r["name"]: r for r in rows}
+    assert {"tiny-llama", "tiny-llama-draft", "tiny-moe", "tiny-llama-long"} <= set(by)
+    assert by["tiny-llama"]["kind"] == "trained" and 0 < by["tiny-llama"]["bpb"] < 8
+    assert by["tiny-moe"]["family"] == "mixtral" and by["tiny-llama"]["params"] == 1_377_408
+    assert by["tiny-llama-long"]["kind"] == "random-init, timing only"
+
+
+def test_list_table_on_a_terminal(run_cli):
+    result = run_cli("zoo", "list", tty=True)
+    assert result.code == 0 and "tiny-llama-draft" in result.stdout and "random-init" in result.stdout
+
+
+def test_info_is_the_manifest(run_cli):
+    result = run_cli("zoo", "info", "tiny-moe", "--format", "json")
+    assert result.code == 0
+    m = json.loads(result.stdout)
+    assert m["preset"] == "tiny-moe" and m["config"]["num_local_experts"] >= 8
+    assert m["config"]["num_experts_per_tok"] == 2
+
+
+def test_path_prints_the_folder(run_cli):
+    result = run_cli("zoo", "path", "tiny-llama")
+    assert result.code == 0 and os.path.isfile(os.path.join(result.stdout.strip(), "config.json"))
+
+
+def test_eval_rows_side_by_side(run_cli):
+    result = run_cli("zoo", "eval", "tiny-llama-draft", "--max-bytes", "16384")
+    assert result.code == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["method"] for r in rows] == ["tiny-llama-draft", "xz -9e", "bz2 -9", "gzip -9"]
+    assert len({r["bytes"] for r in rows}) == 1 and rows[0]["bytes"] <= 16384
+    assert rows[1]["ratio_to_xz"] == 1.0
+    assert all(0 < r["bits_per_byte"] < 8 for r in rows)
+
+
+def test_eval_moe_prints_the_histogram(run_cli):
+    result = run_cli("zoo", "eval", "tiny-moe", "--max-bytes", "8192", "--no-baselines")
+    assert result.code == 0, result.stderr
+    assert "expert load, layer 0" in result.stderr and "expert  7" in result.stderr
+    row = json.loads(result.stdout.splitlines()[0])
+    assert row["dead_experts"] == 0 and len(row["expert_load"]) == 2
+
+
+def test_eval_other_corpus(run_cli):
+    result = run_cli("zoo", "eval", "tiny-llama-draft", "--corpus", "stdlib-prose", "--max-bytes", "4096",
+                     "--no-baselines", "--format", "json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)[0]["corpus"] == "stdlib-prose"
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["eval", "tiny-lama"], "Did you mean 'tiny-llama'"),
+    (["eval", "tiny-llama", "--corpus", "shakespear"], "Did you mean 'shakespeare'"),
+    (["eval", "tiny-llama", "--max-bytes", "10"], "--max-bytes"),
+    (["info", "nope-model"], "Unknown model 'nope-model'"),
+    (["path", "tiny_moe"], "Did you mean 'tiny-moe'"),
+])
+def test_bad_input(run_cli, args, needle):
+    result = run_cli("zoo", *args)
+    assert result.code == 2, result.stderr
+    assert result.error_lines[0].startswith("Error:") and needle in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_eval_output_file_needs_force(run_cli, tmp_path):
+    target = tmp_path / "e.json"
+    target.write_text("{}")
+    result = run_cli("zoo", "eval", "tiny-llama-draft", "--max-bytes", "2048", "-o", str(target))
+    assert result.code == 2 and "--force" in result.stderr and target.read_text() == "{}"
+
+
+def test_tokenizer_command(run_cli, tmp_path):
+    result = run_cli("zoo", "tokenizer", "--vocab-size", "300", "--max-bytes", "30000", "--out", str(tmp_path / "t"))
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["vocab_size"] == 300
+    again = run_cli("zoo", "tokenizer", "--out", str(tmp_path / "t"))
+    assert again.code == 2 and "already exists" in again.stderr
+
+
+def test_entry_point_offline(mlx26_exe, subprocess_env):
+    env = {**subprocess_env, "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([mlx26_exe, "zoo", "eval", "tiny-llama-draft", "--max-bytes", "4096", "--format", "json"],
+                          capture_output=True, text=True, env=env, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)[0]["method"] == "tiny-llama-draft"
+
+
+def test_cli_module_does_not_import_torch():
+    code = "import sys, mlx26.cli.zoo; print('torch' in sys.modules, 'transformers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
+    assert out.split() == ["False", "False"]
