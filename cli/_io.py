@@ -434,21 +434,15 @@ def _columns(records: list[Mapping[str, Any]]) -> list[str]:
 
 def _write(stream: IO[str], data: Mapping[str, Any] | Iterable[Mapping[str, Any]], fmt: str,
            single: bool, title: str | None) -> None:
-    if fmt == "jsonl" or (fmt == "json" and not single):
-        if fmt == "json":
-            stream.write(to_json(list(data), indent=2) + "\n")
-            return
-        for record in ([data] if single else data):
-            stream.write(to_json(record) + "\n")
-        return
     if fmt == "json":
-        stream.write(to_json(data, indent=2) + "\n")
+        stream.write(to_json(data if single else list(data), indent=2) + "\n")
         return
-    if fmt == "lines":
-        for record in ([data] if single else data):
-            stream.write(_line(record) + "\n")
+    rows: Iterable[Mapping[str, Any]] = [data] if isinstance(data, Mapping) else data
+    if fmt in ("jsonl", "lines"):
+        for record in rows:  # streamed: records are written as they are produced
+            stream.write((to_json(record) if fmt == "jsonl" else _line(record)) + "\n")
         return
-    records: list[Mapping[str, Any]] = [data] if isinstance(data, Mapping) else list(data)
+    records = list(rows)
     if fmt in ("csv", "tsv"):
         columns = _columns(records)
         writer = csv.writer(stream, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")

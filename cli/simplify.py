@@ -105,6 +105,7 @@ def _simplified(source: RecordStream, core: Any, failures: list[int], *, workers
 
 def _parse_record(line: int, record: dict[str, Any], core: Any) -> tuple[Any, str, Any]:
     rid = record.get("id", line)
+    text: Any
     if "prefix" in record:
         text = record["prefix"] if isinstance(record["prefix"], str) else " ".join(map(str, record["prefix"]))
         parse = core.parse_prefix
