@@ -142,6 +142,7 @@ def _estimate(mix: Mixture, eps: float, hint: float | None, h: float = 1.0 / 64)
         H = ev.hockey(s, s)
         i = int(np.argmax(H))
         best, best_s, h = float(H[i]), float(s[i]), 1.0 / 32
+    assert best_s is not None
     offsets = np.array([-1.0, -0.25, 0.0, 0.25, 1.0])
     for _ in range(4):  # follow the maximum when it drifted out of the window
         pts = np.unique(np.clip(best_s + h * offsets, 1e-6, 1.0))

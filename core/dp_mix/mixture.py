@@ -108,6 +108,7 @@ class Mixture:
 
     def _band(self, width: float) -> int | None:
         D, sig, r = self.spacing, self.sigma, self.neighbour_log_ratio
+        assert D is not None  # only called from band(), which requires a lattice spacing
         m = self.mu.size
 
         def bound(n: int) -> float:
@@ -143,6 +144,7 @@ class Mixture:
         if J is not None:
             m = self.mu.size
             h = self.spacing
+            assert h is not None  # band() returns a J only for a lattice mixture
             mu0 = float(self.mu[0])
             jf = np.clip(np.rint((centre - mu0) / h), 0, m - 1)  # beyond the ends: end component
             ji = jf.astype(np.intp) + J

@@ -36,6 +36,7 @@ Reconstructed here (the paper's Julia code scans a fixed shift grid with adaptiv
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -326,7 +327,7 @@ def certified_max(
     rtol: float = 1e-3,
     atol: float = 0.0,
     n_init: int = 8,
-    seeds: np.ndarray | None = None,
+    seeds: np.ndarray | Sequence[float] | None = None,
     min_width: float = 1e-12,
     early_exit: bool = False,
     max_evals: int = 20000,
@@ -385,7 +386,7 @@ def certified_max(
     done_upper = best
 
     while lo.size:
-        if decide and best > target:
+        if decide and target is not None and best > target:
             return ProfileResult(best, best_s, max(best, done_upper), ev.n_evals, True)
         tol = rtol * max(best, target if target is not None else 0.0) + atol
         hmax = np.maximum(hlo, hhi)
@@ -405,7 +406,7 @@ def certified_max(
                 settled &= (u <= target) | (best > target) | tiny
         done_upper = max(done_upper, float(np.max(u[settled], initial=0.0)))
         keep = ~settled
-        if decide and not np.any(keep) and done_upper <= target:
+        if decide and target is not None and not np.any(keep) and done_upper <= target:
             return ProfileResult(best, best_s, done_upper, ev.n_evals, True)
         if not np.any(keep) or ev.n_evals > max_evals:
             if np.any(keep):

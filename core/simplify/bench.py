@@ -18,9 +18,14 @@ import math
 import os
 import statistics
 import time
+from typing import TYPE_CHECKING, Any
 
 from mlx26.core.simplify.generate import random_expressions
 from mlx26.core.simplify.ops import ARITY, CONSTANT, is_var
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
 # ----------------------------------------------------------------------------- sympy side
 
@@ -96,7 +101,8 @@ def sympy_prefix(expr) -> list[str]:
         if e.is_Number:
             return num(e)
         if e.is_Add:
-            pos, neg = [], []
+            pos: list[Any] = []
+            neg: list[Any] = []
             for t in e.as_ordered_terms():
                 c, _ = t.as_coeff_Mul()
                 (neg if c.is_Number and c < 0 else pos).append(t)
@@ -206,8 +212,8 @@ class _SympyRunner:
 
         self.timeout = timeout
         self.ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-        self.proc = None
-        self.conn = None
+        self.proc: BaseProcess | None = None
+        self.conn: Connection | None = None
         self.restarts = 0
 
     def _start(self):
@@ -219,6 +225,7 @@ class _SympyRunner:
     def run(self, prefix: list[str]):
         if self.proc is None or not self.proc.is_alive():
             self._start()
+        assert self.proc is not None and self.conn is not None
         self.conn.send(prefix)
         if self.conn.poll(self.timeout + 10.0):
             return self.conn.recv()

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import sys
+from typing import Any
 
 import numpy as np
 from mlx26.core.simplify.errors import ExpressionError
@@ -192,6 +193,8 @@ def _product(items: list[Tree]) -> Tree:
 class Engine:
     """Simplifier for one (mode, mask_constants, rule set) combination, with memo tables."""
 
+    _rules: object  # the rule set it was built from; set by get_engine()
+
     def __init__(self, mode: str = "sound", mask_constants: bool = False, ruleset=None):
         if mode not in ("sound", "lossy"):
             raise ValueError(f"mode must be 'sound' or 'lossy', not {mode!r}")
@@ -228,6 +231,7 @@ class Engine:
         self._busy.add(t)
         try:
             op = t[0]
+            n: Tree
             if op == "pow" and _int_literal(t[2]) is not None:
                 n = ("pow", self.simp(t[1]), t[2])
             elif len(t) == 2:
@@ -284,7 +288,7 @@ class Engine:
     # ------------------------------------------------------------------ multiplicative chains
     def flat_mul(self, u: Tree):
         """(coefficient, [(base, exponent), ...]) of a multiplicative chain."""
-        coef = 1.0
+        coef: Any = 1.0  # a float, or _C (masked)
         factors: list = []
         stack = [(u, 1)]
         mask = self.mask
@@ -320,8 +324,8 @@ class Engine:
                 factors.append((v[1], 2 * e))
             elif op == "pow3":
                 factors.append((v[1], 3 * e))
-            elif op == "pow" and _int_literal(v[2]) is not None:
-                factors.append((v[1], _int_literal(v[2]) * e))
+            elif op == "pow" and (k := _int_literal(v[2])) is not None:
+                factors.append((v[1], k * e))
             else:
                 factors.append((v, e))
         if coef is not _C and not math.isfinite(coef):
@@ -378,7 +382,7 @@ class Engine:
             lead = "0"
             neg = False
             den: list = []
-            num = []
+            num: list = []
         else:
             lead = None
             neg = False
@@ -433,7 +437,7 @@ class Engine:
 
     # ------------------------------------------------------------------ additive chains
     def norm_add(self, n: Tree) -> Tree:
-        const = 0.0
+        const: Any = 0.0  # a float, or _C (masked)
         terms: list = []  # [coef, factors, fkey]
         stack = [(n, 1.0)]
         mask = self.mask
@@ -506,6 +510,7 @@ class Engine:
                           if b in d and (e > 0) == (d[b] > 0)}
             if not common:
                 return None
+        assert common is not None  # final is never empty
         reduced = []
         for coef, factors in final:
             nf = [(b, e - common[b]) if b in common else (b, e) for b, e in factors]
@@ -566,6 +571,7 @@ class Engine:
         op = n[0]
         c0 = n[1]
         h0 = c0[0] if c0.__class__ is tuple else (c0 if (_is_num(c0) or c0 == CONSTANT) else "$")
+        keys: tuple[tuple[str, ...], ...]
         if len(n) == 2:
             keys = ((op, h0), (op, "*"))
         else:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from typing import Any
 
 import numpy as np
 from mlx26.core.simplify.ops import ARITY, CONSTANT, OPERATORS, evaluate
@@ -374,7 +375,7 @@ def mine(max_len: int = 5, n_vars: int = 2, seed: int = 0, literals=DEFAULT_LITE
             progress(f"length {L}: enumerated {n_enum}, pool {len(out_trees)}, candidates {len(candidates)}")
 
     # ---------------------------------------------------------------- confirmation
-    rules = []
+    rules: list[dict[str, Any]] = []
     n_rejected = 0
     for src, targets, kind in candidates:
         best_sound = None

@@ -280,6 +280,7 @@ def prefix_to_tree(tokens: list[str], check: bool = True) -> Tree:
             continue
         if len(stack) < arity:
             raise ExpressionError(f"wrong prefix arity: operator {tok!r} needs {arity} operand(s)")
+        node: Tree
         if arity == 1:
             node = (tok, stack.pop())
             d = dstack.pop() + 1

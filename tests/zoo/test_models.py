@@ -49,11 +49,26 @@ def test_acceptance_figures_in_manifests():
     assert ev["tiny-moe"]["dead_experts"] == 0
 
 
-def test_baselines_in_manifest_match_the_compressors_on_the_same_text():
+def _same_heldout_text(manifest: dict) -> tuple[bool, str]:
+    """The held-out text of this machine's stdlib, and whether it is the one the manifest scored.
+
+    The stdlib corpus is the running interpreter's (pyenv's CPython and Debian's python3.11 ship
+    different file sets, e.g. Debian has no tkinter/idlelib), so exact figures only reproduce there.
+    """
+    import hashlib
+
     from mlx26.core.zoo import corpus
 
+    text = corpus("stdlib-code").text("heldout", manifest["eval"]["bytes"] + 1)
+    digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    return digest == manifest["eval"]["text_hash"], text
+
+
+def test_baselines_in_manifest_match_the_compressors_on_the_same_text():
     m = registry.read_manifest("tiny-llama-draft")
-    text = corpus("stdlib-code").text("heldout", m["eval"]["bytes"] + 1)
+    same, text = _same_heldout_text(m)
+    if not same:
+        pytest.skip("this interpreter's stdlib differs from the one the manifest was scored on")
     assert len(text.encode()) == m["eval"]["bytes"]
     assert compressor_bits_per_byte(text) == pytest.approx(m["eval"]["baselines"], abs=1e-9)
 
@@ -74,6 +89,13 @@ def test_fresh_eval_reproduces_the_manifest_figure(name):
 
     m = registry.read_manifest(name)
     rows = evaluate_rows(name, max_bytes=m["eval"]["bytes"] + 1)
+    same, _ = _same_heldout_text(m)
+    if not same:
+        # Another stdlib: the acceptance property must still hold on the text actually scored.
+        by_method = {r["method"]: r["bits_per_byte"] for r in rows}
+        assert by_method[name] < by_method["gzip -9"]
+        assert by_method[name] == pytest.approx(m["eval"]["bits_per_byte"], rel=0.1)
+        return
     assert rows[0]["bytes"] == m["eval"]["bytes"] and rows[0]["tokens"] == m["eval"]["tokens"]
     # tiny-llama-draft was scored before the last, partial chunk got a full-length window; its figure
     # differs from today's protocol by 2e-5 relative. The other two were scored as now.
