@@ -158,3 +158,36 @@ def eval_(
     notice(f"{state['algo']} on {state['env']}, checkpoint step {state['step']}", quiet)
     emit({"algo": state["algo"], "env": state["env"], "step": state["step"], **result}, output, fmt,
          force=force, title="rl eval")
+
+
+ra_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                     help="Reach-avoid probability certificates for RAPC checkpoints (reconstruction).")
+app.add_typer(ra_app, name="reach-avoid")
+
+
+@ra_app.command("certify")
+def ra_certify(
+    checkpoint: Annotated[str, typer.Option("--checkpoint", help="A rapc run folder on mlx26/ra-grid.",
+                                            metavar="DIR")],
+    n_mc: Annotated[int, typer.Option("--n-mc", help="Monte-Carlo rollouts per certified cell.")] = 200,
+    p: Annotated[float | None, typer.Option("--p", help="Certification level [default: the run's p].")] = None,
+    seed: SeedOpt = 0,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Certified cells (B ≤ B_γ B, B ≥ p) of a RAPC checkpoint, with Monte-Carlo P(RA) and Wilson bounds.
+
+    \b
+    Examples:
+      mlx26 train rl --algo rapc --env mlx26/ra-grid --steps 64 --set num_steps=16 --set num_envs=2 --set num_minibatches=2 --out ra --quiet > /dev/null && mlx26 rl reach-avoid certify --checkpoint ra --n-mc 50 --p 0.05
+    """
+    check_output(output, force)
+    require("gymnasium", "rl")
+    require("torch", "torch")
+    from mlx26.core.rl.hparams import set_threads
+    from mlx26.core.rl.reach_avoid.certify import certify_checkpoint
+
+    set_threads()
+    emit(certify_checkpoint(checkpoint, n_mc=n_mc, p=p, seed=seed), output, fmt, force=force,
+         title="rl reach-avoid certify")

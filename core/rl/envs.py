@@ -25,6 +25,7 @@ TOY_TEXT_RENAMES: dict[str, str] = {
 # Own envs: name (used as mlx26/<name>) → "module:Class" (kwargs go to the constructor).
 OWN_ENVS: dict[str, str] = {
     "toy-modes": "mlx26.core.rl.toy_modes:ToyModesEnv",
+    "ra-grid": "mlx26.core.rl.reach_avoid.grid:RAGridEnv",
 }
 
 OGBENCH_PREFIX = "ogbench:"

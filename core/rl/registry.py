@@ -23,6 +23,7 @@ ALGORITHMS: dict[str, str] = {
     "ppo": "mlx26.core.rl.algos.ppo:train",
     "fql": "mlx26.core.rl.algos.fql:train",
     "dfql": "mlx26.core.rl.algos.dfql:train",
+    "rapc": "mlx26.core.rl.reach_avoid.rapc:train",
 }
 
 
