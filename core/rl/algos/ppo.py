@@ -36,10 +36,15 @@ class Hyperparams:
     hidden: tuple = doc((64, 64), "actor and critic hidden sizes")
 
     def validate(self) -> None:
-        if self.num_envs < 1 or self.num_steps < 1 or self.num_minibatches < 1:
-            raise ValueError("ppo: num_envs, num_steps and num_minibatches must be ≥ 1")
-        if (self.num_envs * self.num_steps) % self.num_minibatches:
-            raise ValueError("ppo: num_envs × num_steps must be divisible by num_minibatches")
+        check_rollout_shape("ppo", self.num_envs, self.num_steps, self.num_minibatches)
+
+
+def check_rollout_shape(algo: str, num_envs: int, num_steps: int, num_minibatches: int) -> None:
+    """PPO-style rollouts: positive sizes, and a batch that splits evenly into minibatches."""
+    if num_envs < 1 or num_steps < 1 or num_minibatches < 1:
+        raise ValueError(f"{algo}: num_envs, num_steps and num_minibatches must be ≥ 1")
+    if (num_envs * num_steps) % num_minibatches:
+        raise ValueError(f"{algo}: num_envs × num_steps must be divisible by num_minibatches")
 
 
 def check_config(cfg: TrainConfig) -> None:

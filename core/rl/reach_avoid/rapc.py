@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from mlx26.core.rl.algos import common
-from mlx26.core.rl.algos.ppo import Agent, DeterministicPolicy, _mlp
+from mlx26.core.rl.algos.ppo import Agent, DeterministicPolicy, _mlp, check_rollout_shape
 from mlx26.core.rl.algos.ppo import load_policy as _ppo_load_policy
 from mlx26.core.rl.hparams import TrainConfig, doc
 from mlx26.core.rl.reach_avoid.operator import ra_gae
@@ -66,10 +66,7 @@ class Hyperparams:
                              "γ_RA = 1 loses the contraction; use e.g. 0.99")
         if self.compensation not in COMPENSATIONS:
             raise ValueError(f"rapc: compensation must be one of {', '.join(COMPENSATIONS)}, got '{self.compensation}'")
-        if self.num_envs < 1 or self.num_steps < 1 or self.num_minibatches < 1:
-            raise ValueError("rapc: num_envs, num_steps and num_minibatches must be ≥ 1")
-        if (self.num_envs * self.num_steps) % self.num_minibatches:
-            raise ValueError("rapc: num_envs × num_steps must be divisible by num_minibatches")
+        check_rollout_shape("rapc", self.num_envs, self.num_steps, self.num_minibatches)
 
 
 def check_config(cfg: TrainConfig) -> None:
