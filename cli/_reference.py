@@ -30,7 +30,7 @@ METHODS: list[tuple[str, str, int]] = [
     ("select-batch", "PartitionSel minibatch selection (Agrawal et al.)", 10),
     ("score-code", "SecCodePRM step-level security scores (Yu et al.)", 11),
     ("rpa-distill", "AutoRPA: ReAct trajectories → RPA functions (Chen et al.)", 12),
-    ("train rl", "RL training: DQN, PPO, FQL, DFQL (Direct Flow Q-Learning); RAPC reach-avoid later", 13),
+    ("train rl", "RL training: DQN, PPO, FQL, DFQL (Direct Flow Q-Learning); RAPC reach-avoid (#14, partial)", 13),
     ("rl", "offline datasets in OGBench schema (`rl data make|info`), checkpoint eval (`rl eval`)", 13),
     ("rationality", "rationality measures for RL agents", 0),
     ("spike", "SpikingLM", 0),
