@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 
 from mlx26.core.simplify.ops import ARITY, CONSTANT
+from mlx26.core.simplify.parse import tree_to_prefix
 
 _OP_WEIGHTS = [
     ("+", 3.0), ("-", 2.0), ("*", 3.0), ("/", 2.0), ("pow", 0.4),
@@ -59,16 +60,7 @@ def random_expression(rng: random.Random, max_ops: int = 10, n_vars: int = 3, co
             parent[pos] = CONSTANT if constants == "placeholder" else _numeric_constant(rng)
         else:
             parent[pos] = rng.choices(_LITERALS, _LIT_WEIGHTS)[0]
-    out: list[str] = []
-    stack = [root[0]]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, str):
-            out.append(t)
-        else:
-            out.append(t[0])
-            stack.extend(reversed(t[1:]))
-    return out
+    return tree_to_prefix(root[0])
 
 
 def random_expressions(n: int, seed: int = 0, max_ops: int = 10, n_vars: int = 3,

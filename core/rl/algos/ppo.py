@@ -39,6 +39,17 @@ class Hyperparams:
         check_rollout_shape("ppo", self.num_envs, self.num_steps, self.num_minibatches)
 
 
+def log_prob(dist, actions, discrete: bool):
+    """Per-sample log-probability; continuous actions sum over action dimensions."""
+    return dist.log_prob(actions) if discrete else dist.log_prob(actions).sum(-1)
+
+
+def log_prob_entropy(dist, actions, discrete: bool):
+    """Per-sample log-probability and entropy (summed over dimensions for continuous actions)."""
+    entropy = dist.entropy() if discrete else dist.entropy().sum(-1)
+    return log_prob(dist, actions, discrete), entropy
+
+
 def check_rollout_shape(algo: str, num_envs: int, num_steps: int, num_minibatches: int) -> None:
     """PPO-style rollouts: positive sizes, and a batch that splits evenly into minibatches."""
     if num_envs < 1 or num_steps < 1 or num_minibatches < 1:
@@ -148,7 +159,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
             with torch.no_grad():
                 d = agent.dist(next_obs)
                 action = d.sample()
-                logp = d.log_prob(action) if space["discrete"] else d.log_prob(action).sum(-1)
+                logp = log_prob(d, action, space["discrete"])
                 val_b[t] = agent.value(next_obs)
             act_b[t], logp_b[t] = action, logp
             env_action = action.cpu().numpy()
@@ -185,9 +196,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
             perm = torch.randperm(batch, device=device)
             for s0 in range(0, batch, mb):
                 idx = perm[s0:s0 + mb]
-                d = agent.dist(b_obs[idx])
-                logp = d.log_prob(b_act[idx]) if space["discrete"] else d.log_prob(b_act[idx]).sum(-1)
-                entropy = d.entropy() if space["discrete"] else d.entropy().sum(-1)
+                logp, entropy = log_prob_entropy(agent.dist(b_obs[idx]), b_act[idx], space["discrete"])
                 ratio = (logp - b_logp[idx]).exp()
                 a = (b_adv[idx] - b_adv[idx].mean()) / (b_adv[idx].std() + 1e-8)
                 pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - hp.clip_coef, 1 + hp.clip_coef)).mean()

@@ -27,7 +27,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from mlx26.core.rl.algos import common
-from mlx26.core.rl.algos.ppo import Agent, DeterministicPolicy, _mlp, check_rollout_shape
+from mlx26.core.rl.algos.ppo import (
+    Agent,
+    DeterministicPolicy,
+    _mlp,
+    check_rollout_shape,
+    log_prob,
+    log_prob_entropy,
+)
 from mlx26.core.rl.algos.ppo import load_policy as _ppo_load_policy
 from mlx26.core.rl.hparams import TrainConfig, doc
 from mlx26.core.rl.reach_avoid.operator import ra_gae
@@ -144,7 +151,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
             with torch.no_grad():
                 d = agent.dist(x)
                 action = d.sample()
-                logp_b[t] = d.log_prob(action) if space["discrete"] else d.log_prob(action).sum(-1)
+                logp_b[t] = log_prob(d, action, space["discrete"])
                 vc_b[t], vra_b[t] = agent.value(x), v_ra(x)
             act_b[t] = action
             acts = action.cpu().numpy()
@@ -194,9 +201,8 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
             perm = torch.randperm(batch, device=device)
             for s0 in range(0, batch, mb):
                 idx = perm[s0:s0 + mb]
-                d = agent.dist(b_obs[idx])
-                logp = d.log_prob(b_act[idx]) if space["discrete"] else d.log_prob(b_act[idx]).sum(-1)
-                entropy = (d.entropy() if space["discrete"] else d.entropy().sum(-1)).mean()
+                logp, entropy = log_prob_entropy(agent.dist(b_obs[idx]), b_act[idx], space["discrete"])
+                entropy = entropy.mean()
                 ratio = (logp - b_logp[idx]).exp()
                 loss_ra = _surrogate(ratio, b_adv_ra[idx], hp.clip_coef)  # maximise reach-avoid advantage
                 loss_c = _surrogate(ratio, -b_adv_c[idx], hp.clip_coef)  # minimise cost advantage
