@@ -152,6 +152,12 @@ def eval_(
     policy = registry.module(state["algo"]).load_policy(state, env)
     n = episodes if episodes is not None else state.get("eval_episodes", 10)
     result = evaluate(env, policy, n, state["seed"] if seed is None else seed)
+    if state["env"].startswith("mlx26/ra-"):  # reach-avoid envs: success / unsafe / cost, whatever the reward
+        from mlx26.core.rl.reach_avoid.metrics import evaluate_reach_avoid
+
+        env = make_env(state["env"])
+        ra = evaluate_reach_avoid(env, policy, n, state["seed"] if seed is None else seed)
+        result.update({f"ra_{k}": v for k, v in ra.items() if k != "episodes"})
     last = state.get("last_eval") or {}
     if last.get("eval_seed") == result["eval_seed"] and last.get("eval_episodes") == n:
         result["matches_training_eval"] = last.get("eval_returns") == result["eval_returns"]
@@ -167,7 +173,7 @@ app.add_typer(ra_app, name="reach-avoid")
 
 @ra_app.command("certify")
 def ra_certify(
-    checkpoint: Annotated[str, typer.Option("--checkpoint", help="A rapc run folder on mlx26/ra-grid.",
+    checkpoint: Annotated[str, typer.Option("--checkpoint", help="A rapc/ppo-lag run folder on ra-grid or ra-point.",
                                             metavar="DIR")],
     n_mc: Annotated[int, typer.Option("--n-mc", help="Monte-Carlo rollouts per certified cell.")] = 200,
     p: Annotated[float | None, typer.Option("--p", help="Certification level [default: the run's p].")] = None,
@@ -176,7 +182,10 @@ def ra_certify(
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
 ) -> None:
-    """Certified cells (B ≤ B_γ B, B ≥ p) of a RAPC checkpoint, with Monte-Carlo P(RA) and Wilson bounds.
+    """Certified states (B ≤ B_γ B, B ≥ p) of a RAPC checkpoint, with Monte-Carlo P(RA) and Wilson bounds.
+
+    ra-grid: exact certificate over all cells. ra-point: a sampled, statistical check of the
+    certificate condition on random states (see docs/rl.md).
 
     \b
     Examples:
@@ -191,3 +200,32 @@ def ra_certify(
     set_threads()
     emit(certify_checkpoint(checkpoint, n_mc=n_mc, p=p, seed=seed), output, fmt, force=force,
          title="rl reach-avoid certify")
+
+
+@ra_app.command("optimum")
+def ra_optimum(
+    p: Annotated[float, typer.Option("--p", help="Required P(reach G before F) from the start.")] = 0.9,
+    slip: Annotated[float, typer.Option("--slip", help="ra-grid slip probability.")] = 0.2,
+    mud_cost: Annotated[float, typer.Option("--mud-cost", help="ra-grid extra cost of mud cells.")] = 2.0,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Exact minimum expected cost subject to P(RA) ≥ p on mlx26/ra-grid (occupancy-measure LP).
+
+    \b
+    Examples:
+      mlx26 rl reach-avoid optimum --p 0.9
+      mlx26 rl reach-avoid optimum --p 0.5 --slip 0.1 --format json
+    """
+    check_output(output, force)
+    require("scipy", "rl")
+    from mlx26.core.rl.reach_avoid.grid import DEFAULT_LAYOUT, GridModel
+    from mlx26.core.rl.reach_avoid.lp import constrained_optimum, expected_cost
+
+    model = GridModel(DEFAULT_LAYOUT, slip, mud_cost)
+    best = constrained_optimum(model, p)
+    emit({"p": p, "slip": slip, "mud_cost": mud_cost, "optimal_cost": best["cost"], "p_ra": best["p_ra"],
+          "cost_check": expected_cost(model, best["policy"]), "max_p_ra": float(model.max_p_ra()[model.start]),
+          "randomised_cells": best["randomised_states"]},
+         output, fmt, force=force, title="rl reach-avoid optimum")

@@ -24,7 +24,7 @@ from mlx26.cli._io import (
     to_json,
 )
 
-ALGO_HELP = "dqn | ppo | fql | dfql (the registry may hold more)."
+ALGO_HELP = "dqn | ppo | fql | dfql | rapc | ppo-lag (the registry may hold more)."
 
 
 def train_rl(
@@ -36,6 +36,9 @@ def train_rl(
     online_steps: Annotated[int | None, typer.Option("--online-steps", help="Offline-to-online env steps.")] = None,
     alpha: Annotated[float | None, typer.Option("--alpha", help="BC coefficient α (fql, dfql).")] = None,
     flow_steps: Annotated[int | None, typer.Option("--flow-steps", help="Euler steps K (fql, dfql).")] = None,
+    reward: Annotated[str | None, typer.Option("--reward", help="ppo: env | weighted (reach-avoid envs).")] = None,
+    w_goal: Annotated[float | None, typer.Option("--w-goal", help="Weighted reward: goal bonus.")] = None,
+    w_unsafe: Annotated[float | None, typer.Option("--w-unsafe", help="Weighted reward: unsafe penalty.")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Hyperparameter key=value; repeatable.")] = None,
     out: Annotated[str | None, typer.Option("--out", help="Run folder [default: runs/<algo>-<env>-s<seed>].",
                                             metavar="DIR")] = None,
@@ -54,7 +57,8 @@ def train_rl(
     """Train an RL agent; stream JSONL metrics; write config, metrics and checkpoints to --out.
 
     Algorithms: dqn, ppo (online baselines), fql, dfql (offline flow policies; DFQL is a
-    reconstruction). --set k=v (repeatable) and --config FILE (keys = option names; `set` is a
+    reconstruction), rapc (reach-avoid with certificates, reconstruction) and its baselines
+    ppo-lag and ppo --reward weighted (envs mlx26/ra-grid, ra-point, ra-reacher, ra-hopper). --set k=v (repeatable) and --config FILE (keys = option names; `set` is a
     list of "k=v") override hyperparameters; unknown keys are errors. --show-hparams lists them.
     MLX26_THREADS sets torch threads (default 1).
 
@@ -62,6 +66,8 @@ def train_rl(
     Examples:
       mlx26 train rl --algo dqn --env CartPole-v1 --steps 600 --set learning_starts=200 --set train_freq=100 --out r1
       mlx26 rl data make --env mlx26/toy-modes --policy oracle --steps 512 --out toy.npz && mlx26 train rl --algo dfql --env mlx26/toy-modes --dataset toy.npz --steps 20 --set preset=small --out r2
+      mlx26 train rl --algo rapc --env mlx26/ra-point --steps 256 --set num_steps=32 --set p=0.9 --eval-episodes 2 --out r3
+      mlx26 train rl --algo ppo --env mlx26/ra-point --reward weighted --w-goal 5 --w-unsafe 5 --steps 512 --eval-episodes 2 --out r4
       mlx26 train rl --algo fql --show-hparams
     """
     if print_config_requested(ctx, print_config):
@@ -84,7 +90,8 @@ def train_rl(
         if not torch.cuda.is_available():
             raise BackendMissing("--device cuda: torch sees no CUDA device.", hint="use --device cpu")
     overrides = parse_assignments(set_ or [])
-    for key, value in (("online_steps", online_steps), ("alpha", alpha), ("flow_steps", flow_steps)):
+    for key, value in (("online_steps", online_steps), ("alpha", alpha), ("flow_steps", flow_steps),
+                       ("reward", reward), ("w_goal", w_goal), ("w_unsafe", w_unsafe)):
         if value is not None:
             overrides[key] = value
     out = out or f"runs/{algo}-{env.replace('/', '_').replace(':', '_')}-s{seed}"

@@ -26,6 +26,9 @@ TOY_TEXT_RENAMES: dict[str, str] = {
 OWN_ENVS: dict[str, str] = {
     "toy-modes": "mlx26.core.rl.toy_modes:ToyModesEnv",
     "ra-grid": "mlx26.core.rl.reach_avoid.grid:RAGridEnv",
+    "ra-point": "mlx26.core.rl.reach_avoid.point:RAPointEnv",
+    "ra-reacher": "mlx26.core.rl.reach_avoid.mujoco:make_ra_reacher",
+    "ra-hopper": "mlx26.core.rl.reach_avoid.mujoco:make_ra_hopper",
 }
 
 OGBENCH_PREFIX = "ogbench:"

@@ -24,6 +24,7 @@ ALGORITHMS: dict[str, str] = {
     "fql": "mlx26.core.rl.algos.fql:train",
     "dfql": "mlx26.core.rl.algos.dfql:train",
     "rapc": "mlx26.core.rl.reach_avoid.rapc:train",
+    "ppo-lag": "mlx26.core.rl.reach_avoid.ppo_lag:train",
 }
 
 

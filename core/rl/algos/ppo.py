@@ -34,9 +34,18 @@ class Hyperparams:
     max_grad_norm: float = doc(0.5, "gradient-norm clip")
     anneal_lr: bool = doc(True, "anneal the learning rate to 0")
     hidden: tuple = doc((64, 64), "actor and critic hidden sizes")
+    reward: str = doc("env", "env | weighted (reach-avoid envs: −cost + w_goal·reached − w_unsafe·unsafe)")
+    w_goal: float = doc(0.0, "weighted reward: bonus for reaching the goal set")
+    w_unsafe: float = doc(0.0, "weighted reward: penalty for entering the unsafe set")
 
     def validate(self) -> None:
         check_rollout_shape("ppo", self.num_envs, self.num_steps, self.num_minibatches)
+        if self.reward not in ("env", "weighted"):
+            raise ValueError(f"ppo: reward must be env or weighted, got '{self.reward}'")
+        if self.w_goal < 0 or self.w_unsafe < 0:
+            raise ValueError("ppo: w_goal and w_unsafe must be ≥ 0")
+        if self.reward == "env" and (self.w_goal or self.w_unsafe):
+            raise ValueError("ppo: w_goal / w_unsafe only apply with reward=weighted", "add --reward weighted")
 
 
 def log_prob(dist, actions, discrete: bool):
@@ -59,6 +68,10 @@ def check_rollout_shape(algo: str, num_envs: int, num_steps: int, num_minibatche
 
 
 def check_config(cfg: TrainConfig) -> None:
+    if cfg.hp.reward == "weighted":
+        from mlx26.core.rl.reach_avoid.rapc import check_config as needs_reach_avoid_info
+
+        needs_reach_avoid_info(cfg)
     if cfg.dataset:
         raise ValueError("ppo is an online algorithm and takes no --dataset")
     common.env_for(cfg)
@@ -127,9 +140,17 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
 
     hp: Hyperparams = cfg.hp
     device = common.setup(cfg)
-    envs = gym.vector.SyncVectorEnv([lambda: common.env_for(cfg) for _ in range(hp.num_envs)],
+    def make():
+        env = common.env_for(cfg)
+        if hp.reward == "weighted":
+            from mlx26.core.rl.reach_avoid.wrappers import WeightedReachAvoidReward
+
+            env = WeightedReachAvoidReward(env, hp.w_goal, hp.w_unsafe)
+        return env
+
+    envs = gym.vector.SyncVectorEnv([make for _ in range(hp.num_envs)],
                                     autoreset_mode=gym.vector.AutoresetMode.SAME_STEP)
-    eval_env = common.env_for(cfg)
+    eval_env = make()
     space = space_info(eval_env)
     obs_dim = int(np.prod(eval_env.observation_space.shape))
     agent = Agent(obs_dim, space, hp.hidden).to(device)

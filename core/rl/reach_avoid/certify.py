@@ -1,11 +1,12 @@
-"""Certify a RAPC checkpoint on ``mlx26/ra-grid`` (``mlx26 rl reach-avoid certify``; RAPC
-reconstruction of Pan et al., ICML 2026).
+"""Certify a RAPC (or PPO-Lagrangian) checkpoint on ``mlx26/ra-grid`` or ``mlx26/ra-point``
+(``mlx26 rl reach-avoid certify``; RAPC reconstruction of Pan et al., ICML 2026).
 
 The learned reach-avoid critic, read at every cell, is turned into a sound certificate
 (:func:`~.certificates.make_certificate`) for the checkpoint's deterministic policy; cells with
 B(x) ≥ p are certified. Reported alongside: the exact P(RA) of that policy (linear solve), the
 DP fixed point V_γ and the critic's distance to it, and Monte-Carlo P(RA) with Wilson intervals
-for the certified cells. Only tabular ``mlx26/ra-grid`` checkpoints can be certified this way.
+for the certified cells. ``mlx26/ra-point`` checkpoints get the sampled check of
+:mod:`.certify_point` (statistical, not exact).
 """
 
 from __future__ import annotations
@@ -25,13 +26,19 @@ def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed:
     if n_mc < 1:
         raise ValueError(f"--n-mc must be ≥ 1, got {n_mc}")
     state = checkpoint.load(path)
-    if state["algo"] != "rapc" or state["env"] != "mlx26/ra-grid":
-        raise ValueError(f"certify needs a rapc checkpoint on mlx26/ra-grid, got {state['algo']} on {state['env']}",
-                         "train one with: mlx26 train rl --algo rapc --env mlx26/ra-grid --out DIR")
+    if state["algo"] not in ("rapc", "ppo-lag") or state["env"] not in ("mlx26/ra-grid", "mlx26/ra-point"):
+        raise ValueError(f"certify needs a rapc checkpoint on mlx26/ra-grid or mlx26/ra-point, got {state['algo']} "
+                         f"on {state['env']}", "train one with: mlx26 train rl --algo rapc --env mlx26/ra-grid --out DIR")
     hp = state["config"]["hp"]
     p = float(hp["p"] if p is None else p)
+    if not 0 < p <= 1:
+        raise ValueError(f"--p must be in (0, 1], got {p}")
     gamma = float(hp["gamma_ra"])
     env = make_env(state["env"])
+    head = {"checkpoint": str(path), "algo": state["algo"], "env": state["env"], "step": state["step"], "p": p,
+            "gamma_ra": gamma}
+    if state["env"] == "mlx26/ra-point":
+        return {**head, **_certify_point(state, env, gamma, p, n_mc, seed)}
     model = env.unwrapped.model
     eye = torch.eye(model.n)
     critic = _mlp(model.n, tuple(hp["hidden"]), 1, 1.0)
@@ -49,11 +56,23 @@ def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed:
     states = cert.certified(B, p)
     states = states[inner[states]]
     mc = cert.monte_carlo_check(model, policy, states, p, n_mc=n_mc, seed=seed)
-    return {"checkpoint": str(path), "step": state["step"], "p": p, "gamma_ra": gamma,
-            "cells": int(inner.sum()), "certified": len(states), "certified_cells": states.tolist(),
+    return {**head, "cells": int(inner.sum()), "certified": len(states), "certified_cells": states.tolist(),
             "start_certified": bool(model.start in set(states.tolist())),
             "start_p_ra_exact": float(exact[model.start]), "start_certificate": float(B[model.start]),
             "critic_vs_dp_max_abs": float(np.abs(v_hat - v_gamma)[inner].max()),
             "certified_exact_p_ra_min": float(exact[states].min()) if len(states) else None,
             "mc_n": n_mc, "mc_sound_share_upper": mc["sound_upper"], "mc_sound_share_lower": mc["sound_lower"],
             "mc_p_hat": mc["p_hat"], "mc_wilson_low": mc["wilson_low"]}
+
+
+def _certify_point(state: dict, env, gamma: float, p: float, n_mc: int, seed: int) -> dict:
+    from mlx26.core.rl.algos.ppo import Agent, _mlp
+    from mlx26.core.rl.reach_avoid.certify_point import certify_point
+
+    hidden = tuple(state["config"]["hp"]["hidden"])
+    agent = Agent(2, state["space"], hidden)
+    agent.load_state_dict(state["models"]["agent"])
+    critic = _mlp(2, hidden, 1, 1.0)
+    critic.load_state_dict(state["models"]["ra_critic"])
+    return certify_point(agent, critic, state["space"], env.unwrapped.model, gamma, p, n_mc=n_mc,
+                         horizon=env.unwrapped.max_steps, seed=seed)

@@ -84,7 +84,7 @@ def check_config(cfg: TrainConfig) -> None:
     _, _, _, _, info = env.step(env.action_space.sample())
     missing = [k for k in REQUIRED_KEYS if k not in info]
     if missing:
-        raise ValueError(f"env '{cfg.env}' does not report info[{', '.join(map(repr, missing))}] needed by rapc",
+        raise ValueError(f"env '{cfg.env}' does not report info[{', '.join(map(repr, missing))}] needed by {cfg.algo}",
                          "wrap it with mlx26.core.rl.reach_avoid.wrappers.ReachAvoidInfo(env, goal, unsafe, cost)")
 
 
@@ -96,12 +96,26 @@ def _obs(x, device) -> torch.Tensor:
     return torch.as_tensor(np.asarray(x, dtype=np.float32), device=device).reshape(1, -1)
 
 
+def _flat_grad(loss: torch.Tensor, params: list, retain: bool = False) -> torch.Tensor:
+    # allow_unused: a Gaussian's entropy depends on log_std only, not on the actor network
+    grads = torch.autograd.grad(loss, params, retain_graph=retain, allow_unused=True)
+    return torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for g, p in zip(grads, params, strict=True)])
+
+
 def _surrogate(ratio: torch.Tensor, adv: torch.Tensor, clip: float) -> torch.Tensor:
     a = (adv - adv.mean()) / (adv.std() + 1e-8)
     return torch.max(-a * ratio, -a * ratio.clamp(1 - clip, 1 + clip)).mean()
 
 
 def train(cfg: TrainConfig) -> Iterator[dict]:
+    return constrained_ppo(cfg, lagrangian=False)
+
+
+def constrained_ppo(cfg: TrainConfig, lagrangian: bool) -> Iterator[dict]:
+    """The shared loop of RAPC (``lagrangian=False``) and the PPO-Lagrangian baseline
+    (:mod:`.ppo_lag`): same rollouts, critics and multiplier schedule; they differ in the
+    constraint estimate (certificate value at the start states vs the empirical success rate)
+    and the projection of conflicting gradients (RAPC only)."""
     from mlx26.core.rl.envs import space_info
 
     hp: Hyperparams = cfg.hp
@@ -206,14 +220,14 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
                 ratio = (logp - b_logp[idx]).exp()
                 loss_ra = _surrogate(ratio, b_adv_ra[idx], hp.clip_coef)  # maximise reach-avoid advantage
                 loss_c = _surrogate(ratio, -b_adv_c[idx], hp.clip_coef)  # minimise cost advantage
-                g_ra = torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss_ra, actor_params, retain_graph=True)])
-                g_c = torch.cat([g.reshape(-1) for g in torch.autograd.grad(loss_c, actor_params, retain_graph=True)])
-                g_ent = torch.cat([g.reshape(-1) for g in torch.autograd.grad(-hp.ent_coef * entropy, actor_params)])
-                if hp.project:
+                g_ent = _flat_grad(-hp.ent_coef * entropy, actor_params, retain=True)
+                g_ra = _flat_grad(loss_ra, actor_params, retain=True)
+                g_c = _flat_grad(loss_c, actor_params)
+                if not lagrangian and hp.project:
                     g_c, g_ra, hit = project_conflicting(g_c, g_ra)
                     conflicts += int(hit)
-                n_mb += 1
                 g = (g_c + lam * g_ra) / (1 + lam) + g_ent
+                n_mb += 1
                 v_loss = 0.5 * ((v_ra(b_obs[idx]) - b_y[idx]) ** 2).mean() \
                     + 0.5 * ((agent.value(b_obs[idx]) - b_ret_c[idx]) ** 2).mean()
                 opt.zero_grad()
@@ -225,8 +239,11 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
                     offset += k
                 nn.utils.clip_grad_norm_(params, hp.max_grad_norm)
                 opt.step()
-        j_ra = float(np.mean([f["v_start"] for f in finished])) if finished else float(vra_b[0].mean())
-        if hp.compensation != "none" and finished:
+        if lagrangian:  # the standard Lagrangian estimate: success rate of this rollout's episodes
+            j_ra = float(np.mean([f["reached"] for f in finished])) if finished else 0.0
+        else:
+            j_ra = float(np.mean([f["v_start"] for f in finished])) if finished else float(vra_b[0].mean())
+        if not lagrangian and hp.compensation != "none" and finished:
             reached = [f["len"] for f in finished if f["reached"]]
             tau = np.mean(reached) if hp.compensation == "adaptive" and reached else np.mean([f["len"] for f in finished])
             j_ra = min(1.0, j_ra / hp.gamma_ra ** tau)
