@@ -29,6 +29,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("rl", "mlx26.cli.rl:app", "Offline RL datasets (OGBench schema) and checkpoint evaluation."),
     ("zoo", "mlx26.cli.zoo:app", "Small language models and corpora that mlx26 trains and ships itself."),
     ("llm", "mlx26.cli.llm:app", "LLM backends: chat, an OpenAI-compatible server, token and cost ledgers."),
+    ("rpa-distill", "mlx26.cli.rpa_distill:app", "Distil agent trajectories into robust RPA functions (AutoRPA reconstruction)."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
 # A group cannot take a positional argument before its subcommand name, so argv is rewritten.

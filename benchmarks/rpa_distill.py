@@ -1,0 +1,89 @@
+"""Benchmark of `mlx26 rpa-distill`: ReAct vs distilled vs distilled + ReAct fallback, in one run.
+
+Usage:  python benchmarks/rpa_distill.py [--episodes 100] [--miniwob-episodes 20] [--no-miniwob]
+        [--demo-agent oracle|react] [--json]
+
+Anchor: the ReAct agent (mlx26's scripted ReAct policy over the real prompts: its token
+counts are the scripted backend's labelled estimates, not a real model's). For every synthetic
+family (and, where Chromium is installed, the MiniWoB++ tasks) it distils a function from 3
+demonstrations and runs ReAct, the function alone, and the function with fallback on the same
+held-out instances, printing success rate, LLM tokens per solved task, wall seconds per
+episode and the ratios to ReAct side by side, plus the core count. Absolute times on a shared
+machine are noise; the ratios are the figure. Synthetic results are labelled as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from mlx26.core.llm import get_backend
+from mlx26.core.rpa_distill.miniwob_env import TASKS, browser_problem
+from mlx26.core.rpa_distill.pipeline import compare
+from mlx26.core.rpa_distill.rules import default_spec
+from mlx26.core.rpa_distill.synthetic import FAMILIES
+
+MINIWOB = ("click-button", "click-link", "enter-text", "login-user", "click-checkboxes", "click-option",
+           "choose-list", "click-dialog-2")
+
+
+def run(episodes: int, miniwob_episodes: int, with_miniwob: bool, demo_agent: str) -> list[dict]:
+    backend = get_backend(default_spec())
+    envs = [(f"synthetic/{f}", episodes) for f in FAMILIES]
+    if with_miniwob:
+        envs += [(f"miniwob/{t}", miniwob_episodes) for t in MINIWOB if t in TASKS]
+    rows = []
+    for name, n in envs:
+        by_mode = {r["mode"]: r for r in compare(name, backend, episodes=n, demo_agent=demo_agent,
+                                                 step_timeout=2.0)}
+        react = by_mode["react"]
+        for mode in ("react", "distilled", "distilled+fallback"):
+            r = by_mode[mode]
+            speed = react["seconds_per_episode"] / r["seconds_per_episode"] if r["seconds_per_episode"] else None
+            rows.append({"env": name, "mode": mode, "n": r["episodes"], "success": r["success_rate"],
+                         "fallbacks": r["fallbacks"], "tokens/solved": r["tokens_per_solved"],
+                         "tokens/solved(+demos)": r["tokens_per_solved_incl_demos"],
+                         "token_reduction": r["token_reduction_vs_react"],
+                         "reduction(+demos)": r["token_reduction_incl_demos"],
+                         "s/episode": r["seconds_per_episode"], "speedup_vs_react": speed})
+    return rows
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument("--miniwob-episodes", type=int, default=20)
+    parser.add_argument("--no-miniwob", action="store_true")
+    parser.add_argument("--demo-agent", choices=("oracle", "react"), default="oracle")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    problem = browser_problem()
+    with_miniwob = not args.no_miniwob and problem is None
+    rows = run(args.episodes, args.miniwob_episodes, with_miniwob, args.demo_agent)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(f"rpa-distill benchmark — cores: {os.cpu_count()}; anchor: ReAct (scripted policy, estimated tokens); "
+          f"demos: 3 by {args.demo_agent}; synthetic/* = our simulator")
+    if not with_miniwob:
+        print(f"miniwob/* skipped: {problem or '--no-miniwob'}")
+    cols = list(rows[0])
+    widths = [max(len(c), *(len(_fmt(r[c])) for r in rows)) for c in cols]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
+    for r in rows:
+        print("  ".join(_fmt(r[c]).ljust(w) for c, w in zip(cols, widths, strict=True)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,377 @@
+"""``mlx26 rpa-distill``: distil agent trajectories into robust RPA functions (AutoRPA reconstruction).
+
+Thin wrapper over ``mlx26.core.rpa_distill`` (Chen, Hu, Yu, Yin, ICML 2026; no public code:
+a reconstruction, see docs/rpa-distill.md). Trajectories are JSONL, one episode a line.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+from mlx26.cli._errors import BackendMissing, RuntimeFailure, UsageError, unknown_name
+from mlx26.cli._io import (
+    ForceOpt,
+    FormatOpt,
+    InputArg,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    RecordStream,
+    SeedOpt,
+    atomic_output,
+    check_output,
+    emit,
+    notice,
+)
+from mlx26.cli._llm_options import LLMOpt, llm_errors, open_llm
+
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
+
+EnvOpt = Annotated[str, typer.Option("--env", help="synthetic/FAMILY or miniwob/TASK (see `rpa-distill envs`).")]
+EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", help="Number of episodes.", min=1, max=100_000)]
+FallbackOpt = Annotated[str, typer.Option("--fallback", help="react: the agent completes failed runs; none.")]
+TimeoutOpt = Annotated[float, typer.Option("--step-timeout", help="Seconds a step may wait for its element.",
+                                           min=0.01)]
+
+
+def _backend(llm: str | None, quiet: bool) -> Any:
+    """The --llm backend, or the shipped scripted ReAct policy when none is given."""
+    if not llm:
+        from mlx26.core.rpa_distill.rules import default_spec
+
+        llm = default_spec()
+        notice("rpa-distill: no --llm given; using the shipped scripted ReAct policy (estimated tokens).", quiet)
+    return open_llm(llm, purpose="rpa-distill")
+
+
+def _env_available(name: str) -> None:
+    """Exit 3 with the install hint when a miniwob/* env cannot start here (checked before any work)."""
+    if name.startswith("miniwob/"):
+        from mlx26.core.rpa_distill.miniwob_env import browser_problem
+
+        problem = browser_problem()
+        if problem:
+            raise BackendMissing(f"{name} needs a headless browser: {problem}.",
+                                 hint="apt-get install chromium chromium-driver; pip install 'mlx26[rpa]'")
+
+
+def _trajectories(path: str) -> list[dict[str, Any]]:
+    from mlx26.core.rpa_distill.record import check_trajectory
+
+    source = RecordStream(path, "jsonl")
+    trajs = []
+    for line, record in source:
+        check_trajectory(record, f"{source.name} line {line}")
+        trajs.append(record)
+    if not trajs:
+        raise UsageError(f"{source.name} holds no trajectories.", hint="record some with `rpa-distill record`")
+    return trajs
+
+
+def _fallback(value: str) -> bool:
+    if value not in ("react", "none"):
+        raise unknown_name("fallback", value, ("react", "none"))
+    return value == "react"
+
+
+@app.command("envs")
+def envs(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False) -> None:
+    """List the environments and whether each can run here (MiniWoB++ needs Chromium).
+
+    \b
+    Examples:
+      mlx26 rpa-distill envs --format jsonl
+    """
+    check_output(output, force)
+    from mlx26.core.rpa_distill import env_names
+    from mlx26.core.rpa_distill.miniwob_env import browser_problem
+
+    problem = browser_problem()
+    rows = [{"env": n, "available": not n.startswith("miniwob/") or problem is None,
+             "note": problem if n.startswith("miniwob/") and problem else ""} for n in env_names()]
+    emit(rows, output, fmt, force=force, title="rpa-distill environments")
+
+
+@app.command("record")
+def record(
+    env: EnvOpt,
+    episodes: EpisodesOpt = 3,
+    agent: Annotated[str, typer.Option("--agent", help="oracle (scripted policy, no LLM) or react.")] = "oracle",
+    llm: LLMOpt = None,
+    max_steps: Annotated[int, typer.Option("--max-steps", help="Most actions per episode.", min=1)] = 12,
+    seed: SeedOpt = 0,
+    step_timeout: TimeoutOpt = 10.0,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Record trajectories (instruction, fields, snapshots, actions, reward, tokens) as JSONL.
+
+    Episode i uses seed SEED + i. The react agent uses --llm (default: the shipped scripted
+    ReAct policy, whose token counts are estimates of the real prompts).
+
+    \b
+    Examples:
+      mlx26 rpa-distill record --env synthetic/click-button --episodes 3 --format jsonl
+      mlx26 rpa-distill record --env synthetic/login-user -n 2 --agent react --format jsonl
+    """
+    if agent not in ("oracle", "react"):
+        raise unknown_name("agent", agent, ("oracle", "react"))
+    check_output(output, force)
+    _env_available(env)
+    from mlx26.core.rpa_distill import pipeline
+
+    with llm_errors(), pipeline.opened(env, step_timeout) as environment:
+        backend = _backend(llm, quiet) if agent == "react" else None
+        actor = pipeline.make_agent(agent, env, backend)
+        rows = list(pipeline.record(environment, actor, episodes, seed, max_steps))
+    failed = sum(not r["success"] for r in rows)
+    if failed:
+        notice(f"rpa-distill record: {failed} of {len(rows)} episode(s) failed (kept; build excludes them).", quiet)
+    emit(rows, output, fmt if fmt != OutputFormat.auto or output else OutputFormat.jsonl, force=force)
+
+
+@app.command("translate")
+def translate(input: InputArg, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False,
+              quiet: QuietOpt = False) -> None:
+    """Replace every action's element ref by a soft-coded selector (unique in its snapshot).
+
+    Failed episodes are dropped with a warning; mixed task ids are refused.
+
+    \b
+    Examples:
+      mlx26 rpa-distill translate <(mlx26 rpa-distill record --env synthetic/login-user -n 3) --format jsonl
+    """
+    check_output(output, force)
+    from mlx26.core.rpa_distill.translate import translate as run
+
+    demos, _, warnings = run(_trajectories(input))
+    for warning in warnings:
+        notice(f"Warning: {warning}", quiet)
+    emit(demos, output, fmt if fmt != OutputFormat.auto or output else OutputFormat.jsonl, force=force)
+
+
+@app.command("build")
+def build(
+    input: InputArg,
+    out: Annotated[str, typer.Option("--out", help="Where to write the Python RPA function.", metavar="FILE")],
+    llm: LLMOpt = None,
+    force: ForceOpt = False,
+    fmt: FormatOpt = OutputFormat.auto,
+    quiet: QuietOpt = False,
+) -> None:
+    """Build a whitelisted Python RPA function from trajectories of one task; print a summary.
+
+    With --llm, slots the rules cannot explain go to the LLM with the demos in the prompt.
+
+    \b
+    Examples:
+      mlx26 rpa-distill record --env synthetic/click-checkboxes -n 3 | mlx26 rpa-distill build - --out fn.py
+    """
+    check_output(out, force)
+    from mlx26.core.rpa_distill import distill
+
+    resolver = None
+    with llm_errors():
+        if llm:
+            from mlx26.core.rpa_distill.rag import RagResolver
+
+            resolver = RagResolver(open_llm(llm, purpose="rpa-distill build"))
+        source, program, warnings = distill(_trajectories(input), resolver)
+    for warning in warnings:
+        notice(f"Warning: {warning}", quiet)
+    with atomic_output(out, force) as handle:
+        handle.write(source)
+    emit({"task": program.task, "demos": program.n_demos, "statements": len(program.body),
+          "needs_llm": program.needs_llm(), "out": out,
+          "build_tokens": sum(resolver.tokens[k] for k in ("prompt_tokens", "completion_tokens")) if resolver else 0},
+         None, fmt, title="rpa-distill build")
+
+
+@app.command("verify")
+def verify(
+    function: Annotated[str, typer.Argument(help="RPA function file written by build.", metavar="FILE")],
+    episodes: EpisodesOpt = 20,
+    env: Annotated[str | None, typer.Option("--env", help="Default: the function's TASK.")] = None,
+    fallback: FallbackOpt = "none",
+    llm: LLMOpt = None,
+    demos: Annotated[str | None, typer.Option("--demos", help="Trajectories the function was built from "
+                                              "(needed for --repair).", metavar="FILE")] = None,
+    repair: Annotated[int, typer.Option("--repair", help="Rebuild rounds from successful fallbacks.", min=0,
+                                        max=10)] = 0,
+    out: Annotated[str | None, typer.Option("--out", help="Write the repaired function here.", metavar="FILE")
+                   ] = None,
+    seed: SeedOpt = 0,
+    step_timeout: TimeoutOpt = 10.0,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run the function on fresh instances: success rate, fallbacks, LLM tokens per round.
+
+    With --fallback react --demos FILE --repair N, successful fallback runs join the demos and the
+    function is rebuilt (up to N rounds); --out writes the final function.
+
+    \b
+    Examples:
+      mlx26 rpa-distill record --env synthetic/login-user -n 3 | mlx26 rpa-distill build - --out fn.py -q --format json > /dev/null && mlx26 rpa-distill verify fn.py -n 50
+    """
+    use_fallback = _fallback(fallback)
+    if repair and not (demos and use_fallback):
+        raise UsageError("--repair needs --demos FILE and --fallback react.")
+    check_output(output, force)
+    if out:
+        check_output(out, force)
+    from mlx26.core.rpa_distill import pipeline
+    from mlx26.core.rpa_distill.distill import verify as run_verify
+    from mlx26.core.rpa_distill.whitelist import check
+
+    source = _read_function(function)
+    check(source)
+    with llm_errors():
+        task = env or _task_of(source)
+        _env_available(task)
+        agent = pipeline.make_agent("react", task, _backend(llm, quiet)) if use_fallback or llm else None
+        with pipeline.opened(task, step_timeout) as environment:
+            rounds, _, final = run_verify(environment, source, episodes, agent=agent, fallback=use_fallback,
+                                              demos=_trajectories(demos) if demos else None, repair_rounds=repair,
+                                              seed=seed, step_timeout=step_timeout,
+                                              poll=task.startswith("miniwob/"))
+    if out:
+        with atomic_output(out, force) as handle:
+            handle.write(final)
+    elif repair and final != source:
+        notice("rpa-distill verify: the function was repaired; add --out FILE to keep it.", quiet)
+    emit([{"env": task, **r} for r in rounds], output, fmt, force=force, title="rpa-distill verify")
+
+
+@app.command("run")
+def run(
+    function: Annotated[str, typer.Argument(help="RPA function file written by build.", metavar="FILE")],
+    env: Annotated[str | None, typer.Option("--env", help="Default: the function's TASK.")] = None,
+    params: Annotated[str | None, typer.Option("--params", help="JSON object of field values (synthetic/*).")
+                      ] = None,
+    fallback: FallbackOpt = "none",
+    llm: LLMOpt = None,
+    seed: SeedOpt = 0,
+    step_timeout: TimeoutOpt = 10.0,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run the function once; exit 1 when the episode is not solved.
+
+    \b
+    Examples:
+      mlx26 rpa-distill record --env synthetic/click-button -n 3 | mlx26 rpa-distill build - --out fn.py -q --format json > /dev/null && mlx26 rpa-distill run fn.py --params '{"target": "Share"}'
+    """
+    use_fallback = _fallback(fallback)
+    values = _params(params)
+    check_output(output, force)
+    from mlx26.core.rpa_distill import compile_function, pipeline
+    from mlx26.core.rpa_distill.distill import check_env
+    from mlx26.core.rpa_distill.runtime import run_function
+
+    with llm_errors():
+        fn_task, rpa, _ = compile_function(_read_function(function))
+        task = env or fn_task
+        check_env(fn_task, task)
+        _env_available(task)
+        agent = pipeline.make_agent("react", task, _backend(llm, quiet)) if use_fallback or llm else None
+        with pipeline.opened(task, step_timeout) as environment:
+            result = run_function(environment, rpa, seed, agent=agent, fallback=use_fallback, params=values,
+                                  step_timeout=step_timeout, poll=task.startswith("miniwob/"))
+    from mlx26.core.rpa_distill.actions import format_action
+
+    emit({"env": task, "success": result["success"], "reward": result["reward"], "fallback": result["fallback"],
+          "failure": result["failure"], "actions": [format_action(s["action"]) for s in result["steps"]],
+          "tokens": result["tokens"]["prompt_tokens"] + result["tokens"]["completion_tokens"]},
+         output, fmt, force=force, title="rpa-distill run")
+    if not result["success"]:
+        raise RuntimeFailure(f"the episode was not solved ({result['failure'] or 'reward ' + str(result['reward'])}).")
+
+
+@app.command("compare")
+def compare(
+    env: Annotated[list[str], typer.Option("--env", help="Environment; repeat for several.")],
+    episodes: EpisodesOpt = 100,
+    demos: Annotated[int, typer.Option("--demos", help="Demonstrations to distil from.", min=1)] = 3,
+    demo_agent: Annotated[str, typer.Option("--demo-agent", help="oracle or react records the demos.")] = "oracle",
+    llm: LLMOpt = None,
+    seed: SeedOpt = 0,
+    step_timeout: TimeoutOpt = 10.0,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """ReAct vs distilled vs distilled+fallback on the same held-out instances: success and tokens.
+
+    \b
+    Examples:
+      mlx26 rpa-distill compare --env synthetic/login-user -n 20 --format csv
+    """
+    if demo_agent not in ("oracle", "react"):
+        raise unknown_name("demo agent", demo_agent, ("oracle", "react"))
+    check_output(output, force)
+    from mlx26.core.rpa_distill import pipeline
+
+    for name in env:
+        _env_available(name)
+    with llm_errors():
+        backend = _backend(llm, quiet)
+        rows = [row for name in env for row in pipeline.compare(name, backend, demos=demos, episodes=episodes,
+                                                                  demo_agent=demo_agent, seed=seed,
+                                                                  step_timeout=step_timeout)]
+    emit(rows, output, fmt, force=force, title="rpa-distill compare (scripted ReAct policy: estimated tokens)")
+
+
+@app.command("demo")
+def demo(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False,
+         quiet: QuietOpt = False) -> None:
+    """Every synthetic family: 3 oracle demos → function → 100 held-out instances vs ReAct (seconds).
+
+    \b
+    Examples:
+      mlx26 rpa-distill demo --format csv
+    """
+    check_output(output, force)
+    from mlx26.core.rpa_distill import pipeline
+    from mlx26.core.rpa_distill.synthetic import FAMILIES
+
+    backend = _backend(None, True)
+    rows = [row for f in FAMILIES for row in pipeline.compare(f"synthetic/{f}", backend)]
+    notice("rpa-distill demo: synthetic environment; ReAct = the scripted policy (estimated tokens).", quiet)
+    emit(rows, output, fmt, force=force, title="rpa-distill demo (synthetic, scripted ReAct)")
+
+
+def _read_function(path: str) -> str:
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"function file not found: {path}", hint="write one with `rpa-distill build --out FILE`")
+    return p.read_text(encoding="utf-8")
+
+
+def _task_of(source: str) -> str:
+    from mlx26.core.rpa_distill.whitelist import load
+
+    return load(source, lambda *a: None)[0]
+
+
+def _params(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--params is not valid JSON ({exc.msg}).") from None
+    if not isinstance(value, dict):
+        raise UsageError("--params must be a JSON object of field values.")
+    return value
