@@ -1,0 +1,153 @@
+"""``mlx26 quantize-moe``: low-bit MoE experts with LQER or TileQ low-rank error compensation.
+
+Thin wrapper over ``mlx26.core.quantize_moe`` — our reconstruction of TileQ (Gu, Chen, Hu, Liu,
+ICML 2026) on top of LQER/L2QER; see docs/quantize-moe.md.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from mlx26.cli._errors import UsageError, unknown_name
+from mlx26.cli._io import (
+    ConfigOpt,
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    PrintConfigOpt,
+    QuietOpt,
+    SeedOpt,
+    check_output,
+    emit,
+    notice,
+    open_input,
+    print_config_requested,
+    resolve_output_format,
+)
+
+BITS = (2, 3, 4, 8)
+BASES = ("rtn", "gptq", "hqq")
+LOWRANKS = ("none", "lqer", "tileq")
+CLUSTERS = ("index", "activation")
+# Columns of the terminal table (JSON/CSV carry every field).
+TABLE = ("record", "layer", "projection", "rank", "err_base", "err_lowrank", "extra_bytes", "extra_ratio_vs_lqer",
+         "total_extra_bytes", "ppl_fp", "ppl_base", "ppl_quantized")
+
+
+def _choice(kind: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise unknown_name(kind, value, choices)
+    return value
+
+
+def _match(spec: str | None) -> int | None:
+    if spec is None:
+        return None
+    kind, _, rank = spec.partition(":")
+    if kind != "lqer" or not rank.isdigit() or int(rank) < 1:
+        raise UsageError(f"--match-memory must look like lqer:R with an integer R ≥ 1, not '{spec}'.")
+    return int(rank)
+
+
+def _text(spec: str, what: str) -> str:
+    with open_input(spec) as handle:
+        text = handle.read()
+    if not text.strip():
+        raise UsageError(f"the {what} text ({spec}) is empty.")
+    return text
+
+
+def quantize_moe(
+    ctx: typer.Context,
+    model: Annotated[str, typer.Option("--model", help="A zoo NAME, a model folder, or a folder written by "
+                                       "--out (then it is only evaluated).", metavar="MODEL")] = "tiny-moe",
+    bits: Annotated[int, typer.Option("--bits", "-b", help="Bits per weight: 2, 3, 4 or 8.")] = 4,
+    group_size: Annotated[int, typer.Option("--group-size", "-g", help="Input channels per (scale, zero).")] = 64,
+    base: Annotated[str, typer.Option("--base", help="rtn | gptq | hqq (needs the hqq package).")] = "rtn",
+    lowrank: Annotated[str, typer.Option("--lowrank", help="none | lqer (per expert) | tileq (shared tiles).")
+                       ] = "tileq",
+    rank: Annotated[int, typer.Option("--rank", "-r", help="Rank of the correction.")] = 8,
+    rows: Annotated[int | None, typer.Option("--rows", help="TileQ row groups P (default 1).")] = None,
+    cols: Annotated[int | None, typer.Option("--cols", help="TileQ column groups Q (default 1).")] = None,
+    cluster: Annotated[str, typer.Option("--cluster", help="Expert grouping: index | activation.")] = "index",
+    match_memory: Annotated[str | None, typer.Option("--match-memory", metavar="lqer:R",
+                                                     help="Pick TileQ's rank to use the extra memory of "
+                                                     "per-expert LQER at rank R.")] = None,
+    calib: Annotated[str | None, typer.Option("--calib", metavar="FILE|-", help="Calibration text (default: "
+                                              "zoo stdlib-code train split).")] = None,
+    calib_bytes: Annotated[int, typer.Option("--calib-bytes", help="Bytes of default calibration text.", min=256)
+                           ] = 16384,
+    eval_ppl: Annotated[str | None, typer.Option("--eval-ppl", metavar="FILE|-|heldout",
+                                                 help="Perplexity text; 'heldout' = zoo stdlib-code held-out.")
+                        ] = None,
+    eval_bytes: Annotated[int, typer.Option("--eval-bytes", help="Bytes of held-out text for 'heldout'.", min=256)
+                          ] = 16384,
+    bench_latency: Annotated[bool, typer.Option("--bench-latency", help="Time fused vs loop experts forward.")
+                             ] = False,
+    out: Annotated[str | None, typer.Option("--out", metavar="DIR", help="Save the quantized model here.")] = None,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    seed: SeedOpt = 0,
+    quiet: QuietOpt = False,
+    config: ConfigOpt = None,
+    print_config: PrintConfigOpt = False,
+) -> None:
+    """Quantize MoE experts (RTN/GPTQ/HQQ) and compensate the error with LQER or TileQ factors.
+
+    One record per layer and projection (err_base, err_lowrank, extra_bytes, extra_ratio_vs_lqer),
+    then a summary record (perplexities, total extra memory, latency). Errors are the
+    activation-weighted relative errors ‖(W − Ŵ)S‖/‖WS‖. TileQ here is a reconstruction from the
+    paper's abstract (shared U_p, V_q and per-expert cores fitted by alternating SVDs).
+
+    \b
+    Examples:
+      mlx26 quantize-moe --bits 3 --lowrank lqer --rank 4 --calib-bytes 4096 --format jsonl
+      mlx26 quantize-moe --bits 3 --lowrank tileq --match-memory lqer:4 --calib-bytes 4096 --format csv
+    """
+    if print_config_requested(ctx, print_config):
+        return
+    if bits not in BITS:
+        raise UsageError(f"--bits must be one of {', '.join(map(str, BITS))}, got {bits}.")
+    _choice("base", base, BASES)
+    _choice("lowrank", lowrank, LOWRANKS)
+    _choice("cluster", cluster, CLUSTERS)
+    if group_size < 2:
+        raise UsageError(f"--group-size must be ≥ 2, got {group_size}.")
+    if rank < 1:
+        raise UsageError(f"--rank must be ≥ 1, got {rank}.")
+    for name, value in (("--rows", rows), ("--cols", cols)):
+        if value is not None and value < 1:
+            raise UsageError(f"{name} must be ≥ 1, got {value}.")
+    if lowrank != "tileq" and (rows is not None or cols is not None or match_memory is not None):
+        raise UsageError("--rows, --cols and --match-memory apply to --lowrank tileq only.")
+    matched = _match(match_memory)
+    if calib == "-" and eval_ppl == "-":
+        raise UsageError("--calib and --eval-ppl cannot both read stdin.")
+    check_output(output, force)
+    if base == "hqq":
+        from mlx26.cli._errors import require
+
+        require("hqq", "quantize-moe")
+    calib_text = _text(calib, "calibration") if calib is not None else None
+    eval_text = _text(eval_ppl, "evaluation") if eval_ppl not in (None, "heldout") else None
+    import torch
+    from mlx26.core.quantize_moe import pipeline
+    from mlx26.core.quantize_moe import run as qrun
+
+    torch.manual_seed(seed)
+    cfg = pipeline.Config(bits=bits, group_size=group_size, base=base, lowrank=lowrank, rank=rank, rows=rows,
+                          cols=cols, cluster=cluster, match_lqer_rank=matched, seed=seed)
+    if calib_text is None:
+        calib_text = qrun.default_text("train", calib_bytes)
+    if eval_ppl == "heldout":
+        eval_text = qrun.default_text("heldout", eval_bytes)
+    records = qrun.run(model, cfg, calib_text, eval_text, bench_latency, out, force,
+                       warn=lambda m: notice(m, quiet))
+    if out is not None:
+        notice(f"quantize-moe: saved the quantized model to {out}", quiet)
+    if resolve_output_format(fmt, output, False) == "table":
+        records = [{k: r[k] for k in TABLE if k in r} for r in records]
+    emit(records, output, fmt, force=force, title="quantize-moe")

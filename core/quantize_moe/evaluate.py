@@ -1,0 +1,57 @@
+"""Perplexity and experts-forward latency for quantized MoE models (standard measures, no paper).
+
+Used by ``mlx26 quantize-moe`` (our TileQ reconstruction, Gu et al., ICML 2026). Perplexity is
+``exp(mean token NLL)`` over consecutive ``context``-token windows that each start from ``<|bos|>``
+(:func:`mlx26.core.zoo.evaluate.token_nll`). Latency times one experts module's forward on
+recorded routed inputs, fused vs loop, interleaved, and reports medians and their ratio.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from typing import Any
+
+import torch
+
+
+def token_batches(ids: list[int], bos_id: int, context: int) -> list[torch.Tensor]:
+    """Calibration batches: ``context``-token chunks, each prefixed with ``<|bos|>``, 8 per batch."""
+    chunks = [[bos_id] + ids[i:i + context - 1] for i in range(0, len(ids) - 1, context - 1)]
+    chunks = [c for c in chunks if len(c) == context] or [[bos_id] + ids[: context - 1]]
+    return [torch.tensor(chunks[i:i + 8], dtype=torch.long) for i in range(0, len(chunks), 8)]
+
+
+def perplexity(model: Any, ids: list[int], bos_id: int, context: int = 128) -> float:
+    from mlx26.core.zoo.evaluate import token_nll
+
+    if len(ids) < 2:
+        raise ValueError("the perplexity text is too short (fewer than 2 tokens).")
+    nats, n = token_nll(model, ids, bos_id, context)
+    return math.exp(nats / n)
+
+
+def time_forward(fns: dict[str, Any], module: Any, x: torch.Tensor, idx: torch.Tensor, w: torch.Tensor,
+                 repeats: int = 7) -> dict[str, float]:
+    """Median seconds of each experts forward ``fn(module, x, idx, w)``, runs interleaved."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    with torch.inference_mode():
+        for fn in fns.values():  # warm-up
+            fn(module, x, idx, w)
+        for _ in range(repeats):
+            for name, fn in fns.items():
+                t0 = time.perf_counter()
+                fn(module, x, idx, w)
+                times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
+def latency(module: Any, x: torch.Tensor, idx: torch.Tensor, w: torch.Tensor, repeats: int = 7) -> dict[str, Any]:
+    from mlx26.kernels import quantize_moe as kern
+
+    t = time_forward({"fused": kern.fused_experts_forward, "loop": kern.loop_experts_forward}, module, x, idx, w,
+                     repeats)
+    return {"tokens": int(x.shape[0]), "experts": int(module.gate_up_proj.shape[0]), "fused_ms": 1e3 * t["fused"],
+            "loop_ms": 1e3 * t["loop"], "fused_over_loop": t["fused"] / t["loop"],
+            "threads": torch.get_num_threads()}

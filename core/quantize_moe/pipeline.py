@@ -1,0 +1,138 @@
+"""Quantize every fused MoE experts module of a model: base quantizer + optional low-rank compensation.
+
+Part of our reconstruction of TileQ (Gu, Chen, Hu, Liu, ICML 2026, arXiv 2605.09281) on top of
+LQER/L2QER; see :mod:`.lowrank` for what is reconstructed. For each layer and projection type
+(``gate_up_proj`` (E, 2I, H), ``down_proj`` (E, H, I)) it quantizes the experts (RTN / GPTQ /
+HQQ), fits the correction (LQER per expert, or TileQ shared tiles) on the residual, and returns
+one record with the activation-weighted errors and the extra memory. :func:`apply` writes the
+dequantized weights and the factors into the model and selects the fused ``"tileq"`` forward.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+from mlx26.core.quantize_moe import cluster, lowrank, quant
+from mlx26.core.quantize_moe.calibrate import LayerStats
+
+PROJECTIONS = ("gate_up_proj", "down_proj")
+
+
+@dataclass
+class Config:
+    bits: int = 4
+    group_size: int = 64
+    base: str = "rtn"
+    lowrank: str = "tileq"
+    rank: int = 8
+    rows: int | None = None  # P; None → 1 for tileq
+    cols: int | None = None  # Q; None → 1 for tileq
+    cluster: str = "index"
+    match_lqer_rank: int | None = None  # --match-memory lqer:R
+    rounds: int = 3
+    factor_bytes: int = 2  # float16 storage
+    seed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ProjResult:
+    quantized: quant.Quantized
+    factors: lowrank.Factors | None
+    record: dict[str, Any]
+
+
+def validate(cfg: Config, shapes: list[tuple[int, int, int]]) -> None:
+    """Check every option against every projection shape (E, m, n) before any work."""
+    if cfg.base not in quant.BASES:
+        raise ValueError(f"unknown --base '{cfg.base}'.", "choose one of: " + ", ".join(quant.BASES))
+    if cfg.lowrank not in lowrank.LOWRANKS:
+        raise ValueError(f"unknown --lowrank '{cfg.lowrank}'.", "choose one of: " + ", ".join(lowrank.LOWRANKS))
+    if cfg.cluster not in cluster.CLUSTERS:
+        raise ValueError(f"unknown --cluster '{cfg.cluster}'.", "choose one of: " + ", ".join(cluster.CLUSTERS))
+    if cfg.rounds < 1:
+        raise ValueError(f"rounds must be ≥ 1, got {cfg.rounds}.")
+    for E, m, n in shapes:
+        quant.check_bits_group(cfg.bits, cfg.group_size, n, f"a {m}×{n} expert projection")
+        if cfg.lowrank == "none":
+            continue
+        if cfg.match_lqer_rank is None and not 1 <= cfg.rank <= min(m, n):
+            raise ValueError(f"--rank must be in [1, {min(m, n)}] for a {m}×{n} expert projection, got {cfg.rank}.")
+        if cfg.match_lqer_rank is not None and not 1 <= cfg.match_lqer_rank <= min(m, n):
+            raise ValueError(f"--match-memory lqer:R needs R in [1, {min(m, n)}], got {cfg.match_lqer_rank}.")
+        for name, G in (("--rows", cfg.rows), ("--cols", cfg.cols)):
+            if G is not None and not 1 <= G <= E:
+                raise ValueError(f"{name} must be in [1, {E}] (the number of experts), got {G}.")
+        if cfg.lowrank == "tileq" and cfg.match_lqer_rank is not None:
+            lowrank.match_rank(E, m, n, cfg.match_lqer_rank, cfg.rows or 1, cfg.cols or 1)
+
+
+def quantize_projection(W: torch.Tensor, stats: Any, cfg: Config) -> ProjResult:
+    """Base quantization + correction of one projection's stacked expert weights (E, m, n)."""
+    E, m, n = W.shape
+    q = quant.quantize(W, cfg.base, cfg.bits, cfg.group_size, stats.hessians if cfg.base == "gptq" else None)
+    Wq = q.dequantize()
+    R = W.float() - Wq
+    s = lowrank.activation_scale(stats.abs_sum, stats.count)
+    ref_rank = cfg.match_lqer_rank if cfg.match_lqer_rank is not None else cfg.rank
+    rec: dict[str, Any] = {"experts": E, "m": m, "n": n, "bits": cfg.bits, "group_size": cfg.group_size,
+                           "base": cfg.base, "lowrank": cfg.lowrank,
+                           "err_base": lowrank.weighted_error(W, Wq, s), "base_bytes": q.storage_bytes()}
+    dtype = torch.float16 if cfg.factor_bytes == 2 else torch.float32
+    factors = None
+    if cfg.lowrank == "none":
+        rec.update(rank=0, err_lowrank=rec["err_base"], extra_bytes=0)
+    elif cfg.lowrank == "lqer":
+        factors = lowrank.fit_lqer(R, s, ref_rank).rounded(dtype)
+        rec.update(rank=ref_rank, extra_bytes=lowrank.lqer_values(E, m, n, ref_rank) * cfg.factor_bytes)
+    else:
+        P, Q = cfg.rows or 1, cfg.cols or 1
+        r = lowrank.match_rank(E, m, n, cfg.match_lqer_rank, P, Q) if cfg.match_lqer_rank is not None else cfg.rank
+        rows, cols = cluster.assign(cfg.cluster, R.double() * s[:, None, :], P, Q, r, cfg.seed)
+        factors = lowrank.fit_tileq(R, stats.abs_sum, stats.count, rows, cols, r, cfg.rounds).rounded(dtype)
+        rec.update(rank=r, rows=P, cols=Q, cluster=cfg.cluster, row_groups=rows.tolist(), col_groups=cols.tolist(),
+                   extra_bytes=lowrank.tileq_values(P, Q, E, m, n, r) * cfg.factor_bytes)
+    if factors is not None:
+        rec["err_lowrank"] = lowrank.weighted_error(W, Wq + factors.delta(), s)
+        assert factors.values() * cfg.factor_bytes == rec["extra_bytes"]
+    lqer_bytes = lowrank.lqer_values(E, m, n, ref_rank) * cfg.factor_bytes
+    rec["lqer_rank"] = ref_rank
+    rec["lqer_bytes"] = lqer_bytes
+    rec["extra_ratio_vs_lqer"] = rec["extra_bytes"] / lqer_bytes
+    if cfg.lowrank == "tileq":  # the per-expert baseline at the reference rank, for the ratio
+        ref = lowrank.fit_lqer(R, s, ref_rank).rounded(dtype)
+        rec["err_lqer"] = lowrank.weighted_error(W, Wq + ref.delta(), s)
+        rec["err_ratio_vs_lqer"] = rec["err_lowrank"] / rec["err_lqer"] if rec["err_lqer"] > 0 else None
+    return ProjResult(q, factors, rec)
+
+
+def quantize_layers(experts: list[tuple[str, Any]], stats: list[LayerStats], cfg: Config,
+                    progress: Callable[[str], None] = lambda _m: None) -> list[dict[str, ProjResult]]:
+    out = []
+    for layer, ((name, module), st) in enumerate(zip(experts, stats, strict=True)):
+        results = {}
+        for proj in PROJECTIONS:
+            progress(f"{name}.{proj}")
+            res = quantize_projection(getattr(module, proj).detach().float(), st.projections[proj], cfg)
+            res.record = {"layer": layer, "module": name, "projection": proj, **res.record,
+                          "routed_tokens": st.routed.tolist()}
+            results[proj] = res
+        out.append(results)
+    return out
+
+
+def apply(experts: list[tuple[str, Any]], results: list[dict[str, ProjResult]]) -> None:
+    """Write dequantized base weights and factors into the experts modules and select the fused forward."""
+    from mlx26.kernels import quantize_moe as kern
+
+    kern.register()
+    for (_, module), res in zip(experts, results, strict=True):
+        with torch.no_grad():
+            for proj in PROJECTIONS:
+                getattr(module, proj).data.copy_(res[proj].quantized.dequantize())
+        module.tileq_factors = {proj: res[proj].factors for proj in PROJECTIONS}

@@ -1,0 +1,156 @@
+"""End-to-end ``mlx26 quantize-moe``: load, calibrate, quantize, compensate, evaluate, save.
+
+Orchestrates our TileQ reconstruction (Gu, Chen, Hu, Liu, ICML 2026, arXiv 2605.09281; see
+:mod:`.lowrank` for the reconstructed parts). Returns one record per layer and projection and a
+final summary record (perplexities, total extra memory, latency). Default calibration text: the
+first ``calib_bytes`` of the zoo's ``stdlib-code`` *train* split; default evaluation text (when
+asked for with ``heldout``): the first ``eval_bytes`` of its *held-out* split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from mlx26.core.quantize_moe import calibrate, evaluate, pipeline, storage
+
+CONTEXT = 128
+
+
+def default_text(split: str, max_bytes: int) -> str:
+    from mlx26.core.zoo import corpus
+
+    return corpus("stdlib-code").text(split, max_bytes=max_bytes)
+
+
+def _ids(tokenizer: Any, text: str, what: str) -> list[int]:
+    from mlx26.core.zoo.tokenization import encode_plain
+
+    ids = encode_plain(tokenizer, text)
+    if len(ids) < 16:
+        raise ValueError(f"the {what} text has only {len(ids)} tokens; give at least a few hundred.")
+    return ids
+
+
+def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str | None = None,
+        bench_latency: bool = False, out: str | None = None, force: bool = False,
+        warn: Callable[[str], None] = lambda _m: None) -> list[dict[str, Any]]:
+    from mlx26.core.zoo import load_model, load_tokenizer
+
+    if storage.is_quantized_dir(model_spec):
+        return [evaluate_saved(model_spec, eval_text, bench_latency, calib_text)]
+    if out is not None:
+        storage.check_target(out, force)
+    model = load_model(model_spec)
+    experts = calibrate.find_experts(model)
+    calibrate.check_finite(experts)
+    shapes = [tuple(getattr(m, p).shape) for _, m in experts for p in pipeline.PROJECTIONS]
+    pipeline.validate(cfg, shapes)
+    tokenizer = load_tokenizer(model_spec)
+    bos = tokenizer.bos_token_id
+    calib_ids = _ids(tokenizer, calib_text, "calibration")
+    eval_ids = _ids(tokenizer, eval_text, "evaluation") if eval_text is not None else None
+    torch.manual_seed(cfg.seed)
+    stats = calibrate.collect(model, evaluate.token_batches(calib_ids, bos, CONTEXT), cfg.base == "gptq", warn)
+    summary: dict[str, Any] = {"record": "summary", "model": model_spec, **cfg.to_dict(),
+                               "calibration_tokens": len(calib_ids)}
+    if eval_ids is not None:
+        summary["eval_tokens"] = len(eval_ids)
+        summary["ppl_fp"] = evaluate.perplexity(model, eval_ids, bos, CONTEXT)
+    results = pipeline.quantize_layers(experts, stats, cfg)
+    pipeline.apply(experts, results)
+    model.set_experts_implementation("tileq")
+    if eval_ids is not None:
+        if cfg.lowrank != "none":
+            saved = [m.tileq_factors for _, m in experts]
+            for _, m in experts:
+                m.tileq_factors = {}
+            summary["ppl_base"] = evaluate.perplexity(model, eval_ids, bos, CONTEXT)
+            for (_, m), f in zip(experts, saved, strict=True):
+                m.tileq_factors = f
+        summary["ppl_quantized"] = evaluate.perplexity(model, eval_ids, bos, CONTEXT)
+        if cfg.lowrank == "none":
+            summary["ppl_base"] = summary["ppl_quantized"]
+    records = [res[p].record | {"record": "projection"} for res in results for p in pipeline.PROJECTIONS]
+    summary["total_extra_bytes"] = sum(r["extra_bytes"] for r in records)
+    summary["total_lqer_bytes"] = sum(r["lqer_bytes"] for r in records)
+    summary["total_base_bytes"] = sum(r["base_bytes"] for r in records)
+    summary["fp32_expert_bytes"] = sum(4 * r["experts"] * r["m"] * r["n"] for r in records)
+    if bench_latency:
+        st, (_, module) = stats[0], experts[0]
+        n = min(len(st.inputs), 1024)
+        summary["latency"] = evaluate.latency(module, st.inputs[:n], st.top_k_index[:n], st.top_k_weights[:n])
+    if out is not None:
+        from mlx26.core._version import __version__
+
+        storage.save(out, model, tokenizer, experts, results,
+                     {"mlx26_version": __version__, "model": model_spec, "options": cfg.to_dict(),
+                      "records": records}, force=force)
+        summary["out"] = out
+    return [*records, summary]
+
+
+def evaluate_saved(path: str, eval_text: str | None, bench_latency: bool, calib_text: str) -> dict[str, Any]:
+    """Reload a directory written by ``--out`` and measure it (no re-quantization)."""
+    from mlx26.core.zoo import load_tokenizer
+
+    model, meta = storage.load(path)
+    tokenizer = load_tokenizer(path)
+    records = meta.get("records", [])
+    summary: dict[str, Any] = {"record": "summary", "model": path, "reloaded": True, **meta.get("options", {}),
+                               "total_extra_bytes": sum(r["extra_bytes"] for r in records)}
+    if eval_text is not None:
+        ids = _ids(tokenizer, eval_text, "evaluation")
+        summary["eval_tokens"] = len(ids)
+        summary["ppl_quantized"] = evaluate.perplexity(model, ids, tokenizer.bos_token_id, CONTEXT)
+    if bench_latency:
+        experts = calibrate.find_experts(model)
+        ids = _ids(tokenizer, calib_text, "calibration")
+        st = calibrate.capture(model, experts[:1], evaluate.token_batches(ids, tokenizer.bos_token_id, CONTEXT))
+        x, idx, w = (torch.cat([r[i].reshape(-1, r[i].shape[-1]) for r in st[experts[0][0]]]) for i in range(3))
+        n = min(len(x), 1024)
+        summary["latency"] = evaluate.latency(experts[0][1], x[:n], idx[:n].long(), w[:n])
+    return summary
+
+
+class Trials:
+    """Calibrate once, then quantize with several configs on the same statistics (benchmarks, tests).
+
+    ``trial(cfg)`` returns (records, perplexity or None); the FP expert weights are restored after
+    each trial, so trials are independent.
+    """
+
+    def __init__(self, model_spec: str, calib_text: str, eval_text: str | None = None, need_hessian: bool = False):
+        from mlx26.core.zoo import load_model, load_tokenizer
+
+        self.model = load_model(model_spec)
+        self.experts = calibrate.find_experts(self.model)
+        self.tokenizer = load_tokenizer(model_spec)
+        bos = self.tokenizer.bos_token_id
+        ids = _ids(self.tokenizer, calib_text, "calibration")
+        self.stats = calibrate.collect(self.model, evaluate.token_batches(ids, bos, CONTEXT), need_hessian)
+        self.eval_ids = _ids(self.tokenizer, eval_text, "evaluation") if eval_text is not None else None
+        self.fp = [{p: getattr(m, p).detach().clone() for p in pipeline.PROJECTIONS} for _, m in self.experts]
+
+    def perplexity(self) -> float | None:
+        if self.eval_ids is None:
+            return None
+        return evaluate.perplexity(self.model, self.eval_ids, self.tokenizer.bos_token_id, CONTEXT)
+
+    def restore(self) -> None:
+        with torch.no_grad():
+            for (_, m), w in zip(self.experts, self.fp, strict=True):
+                for p in pipeline.PROJECTIONS:
+                    getattr(m, p).data.copy_(w[p])
+                m.tileq_factors = {}
+
+    def trial(self, cfg: pipeline.Config, ppl: bool = True) -> tuple[list[dict[str, Any]], float | None]:
+        shapes = [tuple(getattr(m, p).shape) for _, m in self.experts for p in pipeline.PROJECTIONS]
+        pipeline.validate(cfg, shapes)
+        results = pipeline.quantize_layers(self.experts, self.stats, cfg)
+        pipeline.apply(self.experts, results)
+        self.model.set_experts_implementation("tileq")
+        value = self.perplexity() if ppl else None
+        self.restore()
+        return [res[p].record for res in results for p in pipeline.PROJECTIONS], value

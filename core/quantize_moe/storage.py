@@ -1,0 +1,145 @@
+"""Save and reload a quantized MoE model: packed expert codes, float16 scales/zeros, low-rank factors.
+
+Support code for our TileQ reconstruction (Gu, Chen, Hu, Liu, ICML 2026, arXiv 2605.09281); the
+format is our own. A directory holds ``config.json`` (+ tokenizer files), ``model.safetensors``
+(every non-expert weight), ``experts.safetensors`` (per layer and projection: bit-packed codes,
+float16 scale and zero per group, and the factors ``U``, ``V``, ``core``, ``rows``, ``cols``) and
+``quantize_moe.json`` (format version, options, shapes, the per-projection records). The directory
+is written under a temporary name beside the target and renamed, so an interrupted save leaves an
+older directory intact; an existing target needs ``force``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from mlx26.core.quantize_moe import quant
+from mlx26.core.quantize_moe.lowrank import Factors
+
+FORMAT = "mlx26-quantize-moe/1"
+PROJ = ("gate_up_proj", "down_proj")
+
+
+def check_target(path: str, force: bool) -> None:
+    p = Path(path)
+    if p.exists() and not force:
+        raise ValueError(f"{path} already exists.", "pass --force to replace it")
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{path} exists and is not a directory.")
+
+
+def _factor_tensors(prefix: str, f: Factors | None, dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    if f is None:
+        return {}
+    out = {f"{prefix}.U": f.U.to(dtype).contiguous(), f"{prefix}.V": f.V.to(dtype).contiguous(),
+           f"{prefix}.rows": f.rows.contiguous(), f"{prefix}.cols": f.cols.contiguous()}
+    if f.core is not None:
+        out[f"{prefix}.core"] = f.core.to(dtype).contiguous()
+    return out
+
+
+def save(path: str, model: Any, tokenizer: Any, experts: list[tuple[str, Any]], results: list[dict[str, Any]],
+         meta: dict[str, Any], force: bool = False) -> None:
+    from safetensors.torch import save_file
+
+    check_target(path, force)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        model.config.save_pretrained(tmp)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp)
+        expert_keys = {f"{name}.{p}" for name, _ in experts for p in PROJ}
+        if getattr(model.config, "tie_word_embeddings", False):
+            expert_keys.add("lm_head.weight")  # tied: restored from the embedding on load
+        dense = {k: v.detach().clone().contiguous() for k, v in model.state_dict().items() if k not in expert_keys}
+        save_file(dense, str(tmp / "model.safetensors"))
+        dtype = torch.float16 if meta.get("options", {}).get("factor_bytes", 2) == 2 else torch.float32
+        tensors: dict[str, torch.Tensor] = {}
+        layers = []
+        for i, ((name, _), res) in enumerate(zip(experts, results, strict=True)):
+            entry: dict[str, Any] = {"module": name}
+            for p in PROJ:
+                q = res[p].quantized
+                key = f"{i}.{p}"
+                tensors[f"{key}.codes"] = torch.from_numpy(quant.pack_bits(q.codes.numpy(), q.bits))
+                tensors[f"{key}.scale"] = q.scale.contiguous()
+                tensors[f"{key}.zero"] = q.zero.contiguous()
+                tensors.update(_factor_tensors(key, res[p].factors, dtype))
+                entry[p] = {"shape": list(q.codes.shape), "bits": q.bits, "group_size": q.group_size,
+                            "has_factors": res[p].factors is not None,
+                            "has_core": res[p].factors is not None and res[p].factors.core is not None}
+            layers.append(entry)
+        save_file(tensors, str(tmp / "experts.safetensors"))
+        (tmp / "quantize_moe.json").write_text(json.dumps({"format": FORMAT, "layers": layers, **meta}, indent=2)
+                                               + "\n", encoding="utf-8")
+        for f in tmp.iterdir():
+            f.chmod(0o644)
+        tmp.chmod(0o755)
+        if target.exists():
+            old = target.parent / f".{target.name}.old-{os.getpid()}"
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def is_quantized_dir(path: str) -> bool:
+    return (Path(path) / "quantize_moe.json").is_file()
+
+
+def load(path: str) -> tuple[Any, dict[str, Any]]:
+    """(model with dequantized experts, factors attached and the fused forward selected, metadata)."""
+    from mlx26.kernels import quantize_moe as kern
+    from safetensors.torch import load_file
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    folder = Path(path)
+    meta = json.loads((folder / "quantize_moe.json").read_text(encoding="utf-8"))
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{path}: unknown format {meta.get('format')!r} (expected {FORMAT}).")
+    config = AutoConfig.from_pretrained(folder, local_files_only=True)
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    missing, unexpected = model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False)
+    tensors = load_file(str(folder / "experts.safetensors"))
+    modules = dict(model.named_modules())
+    expected_missing = set()
+    kern.register()
+    for i, entry in enumerate(meta["layers"]):
+        module = modules[entry["module"]]
+        factors: dict[str, Factors | None] = {}
+        for p in PROJ:
+            info, key = entry[p], f"{i}.{p}"
+            expected_missing.add(f"{entry['module']}.{p}")
+            shape = tuple(info["shape"])
+            codes = quant.unpack_bits(tensors[f"{key}.codes"].numpy(), info["bits"], int(np.prod(shape)))
+            q = quant.Quantized(torch.from_numpy(codes).reshape(shape), tensors[f"{key}.scale"],
+                                tensors[f"{key}.zero"], info["bits"], info["group_size"])
+            with torch.no_grad():
+                getattr(module, p).data.copy_(q.dequantize())
+            factors[p] = None
+            if info["has_factors"]:
+                core = tensors[f"{key}.core"].float() if info["has_core"] else None
+                factors[p] = Factors(tensors[f"{key}.U"].float(), tensors[f"{key}.V"].float(), core,
+                                     tensors[f"{key}.rows"], tensors[f"{key}.cols"])
+        module.tileq_factors = factors
+    tied = {"lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
+    if unexpected or set(missing) - expected_missing - tied:
+        raise RuntimeError(f"{path}: weights do not match the config (missing {sorted(set(missing) - expected_missing)[:3]}, "
+                           f"unexpected {sorted(unexpected)[:3]}).")
+    model.tie_weights()
+    model.set_experts_implementation("tileq")
+    model.eval()
+    return model, meta

@@ -1,0 +1,164 @@
+"""Fused single-pass MoE experts forward with low-rank (LQER / TileQ) compensation, and its loop reference.
+
+Part of our reconstruction of TileQ (Gu, Chen, Hu, Liu, ICML 2026, arXiv 2605.09281); the paper's
+kernels are not public, so this is our own CPU/torch design. Both functions follow transformers'
+experts interface ``fn(experts_module, hidden_states (T,H), top_k_index (T,k), top_k_weights (T,k))``
+and are registered as ``"tileq"`` (fused) and ``"tileq_loop"`` (reference) through
+``ExpertsInterface.register``; select them with ``model.set_experts_implementation("tileq")``.
+
+The module's ``gate_up_proj`` / ``down_proj`` hold the (dequantized) base weights; the optional
+attribute ``tileq_factors = {"gate_up_proj": Factors | None, "down_proj": Factors | None}`` holds the
+corrections ``ΔW_e = U[p(e)] · C_e · V[q(e)]``.
+
+* fused: no Python loop over experts. The (token, slot) assignments are sorted by expert once;
+  every per-expert or per-group product is one ``torch.nn.functional.grouped_mm`` call over
+  contiguous segments (base weights per expert, cores per expert, ``U`` per row group, ``V`` per
+  column group; a group map that is not monotone in the expert index costs one permutation).
+  For ``gate_up_proj`` the input is shared by all experts, so all ``V_q`` are applied with ONE GEMM
+  over the T tokens. For ``down_proj`` the expert outputs are summed, so the routing-weighted core
+  outputs are summed per (token, row group) first and each ``U_p`` is applied once per token and
+  row group (one GEMM) rather than once per (token, expert) — when P ≤ top-k, else per assignment. Ranks are zero-padded to a multiple of 4 (grouped_mm needs 16-byte strides);
+  shapes it cannot take fall back to a loop over segments.
+* loop: for each expert, its routed tokens through ``W_e`` and then ``V_q``, ``C_e``, ``U_p`` —
+  the plain reference the fused path is tested against.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+
+def _gmm(x: torch.Tensor, W: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    """Rows of segment i (ends ``offs``) times W[i] (G, in, out) → (N, out)."""
+    try:
+        return F.grouped_mm(x, W, offs=offs)
+    except RuntimeError:  # odd strides / alignment: plain segments
+        out = x.new_zeros(x.shape[0], W.shape[2])
+        start = 0
+        for i, end in enumerate(offs.tolist()):
+            if end > start:
+                out[start:end] = x[start:end] @ W[i]
+            start = end
+        return out
+
+
+def _pad_rank(f: Any) -> Any:
+    """(U (P,m,r4), Vᵀ (Q,n,r4), coreᵀ (E,r4,r4) | None): factors transposed for x @ W, rank padded to 4k."""
+    cached = getattr(f, "_padded", None)
+    if cached is not None:
+        return cached
+    r = f.U.shape[-1]
+    r4 = -(-r // 4) * 4
+    pad = r4 - r
+    Ut = F.pad(f.U, (0, pad)).transpose(1, 2).contiguous()  # (P, r4, m)
+    Vt = F.pad(f.V, (0, 0, 0, pad)).transpose(1, 2).contiguous()  # (Q, n, r4)
+    Ct = None if f.core is None else F.pad(f.core, (0, pad, 0, pad)).transpose(1, 2).contiguous()
+    f._padded = (Ut, Vt, Ct, r4)
+    return f._padded
+
+
+def _segments(groups_sorted: torch.Tensor, G: int) -> torch.Tensor:
+    return torch.cumsum(torch.bincount(groups_sorted, minlength=G), 0).to(torch.int32)
+
+
+def _by_group(x: torch.Tensor, gmap: torch.Tensor, e_sorted: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
+    """x rows in expert order; apply W[gmap[e]] (one grouped_mm, permuting only if gmap is not monotone)."""
+    g = gmap[e_sorted]
+    G = W.shape[0]
+    if bool((gmap[1:] >= gmap[:-1]).all()):
+        return _gmm(x, W, _segments(g, G))
+    perm = torch.argsort(g, stable=True)
+    y = _gmm(x[perm].contiguous(), W, _segments(g[perm], G))
+    out = torch.empty_like(y)
+    out[perm] = y
+    return out
+
+
+def _lowrank(f: Any, z: torch.Tensor, e_sorted: torch.Tensor, offs_e: torch.Tensor) -> torch.Tensor:
+    Ut, _, Ct, _ = _pad_rank(f)
+    if Ct is not None:
+        z = _gmm(z, Ct, offs_e)
+    return _by_group(z, f.rows, e_sorted, Ut)
+
+
+def fused_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
+                          top_k_weights: torch.Tensor) -> torch.Tensor:
+    """Experts forward in one pass over all (token, slot) assignments (see the module docstring)."""
+    T, H = hidden_states.shape
+    k = top_k_index.shape[1]
+    E = self.gate_up_proj.shape[0]
+    factors = getattr(self, "tileq_factors", None) or {}
+    flat = top_k_index.reshape(-1)
+    order = torch.argsort(flat, stable=True)
+    e_s = flat[order]
+    tok_s = torch.div(order, k, rounding_mode="floor")
+    offs_e = _segments(e_s, E)
+    x_s = hidden_states[tok_s]
+    gate_up = _gmm(x_s, self.gate_up_proj.transpose(1, 2), offs_e)
+    f = factors.get("gate_up_proj")
+    if f is not None:  # shared input: every V_q with one GEMM over the T tokens, then pick q(e)
+        _, Vt, _, r4 = _pad_rank(f)
+        Q = Vt.shape[0]
+        z_all = (hidden_states @ Vt.transpose(0, 1).reshape(H, Q * r4)).view(T, Q, r4)
+        gate_up = gate_up + _lowrank(f, z_all[tok_s, f.cols[e_s]], e_s, offs_e)
+    gate, up = gate_up.chunk(2, dim=-1)
+    h = self.act_fn(gate) * up
+    out = _gmm(h, self.down_proj.transpose(1, 2), offs_e)
+    weights = top_k_weights.reshape(-1)[order, None].to(out.dtype)
+    final = torch.zeros_like(hidden_states)
+    final.index_add_(0, tok_s, (out * weights).to(final.dtype))
+    f = factors.get("down_proj")
+    if f is not None:
+        Ut, Vt, Ct, r4 = _pad_rank(f)
+        z = _by_group(h, f.cols, e_s, Vt)
+        if Ct is not None:
+            z = _gmm(z, Ct, offs_e)
+        z = z * weights
+        P = Ut.shape[0]
+        if P <= k:  # outputs are summed over experts: apply U once per (token, row group)
+            acc = z.new_zeros(T * P, r4).index_add_(0, tok_s * P + f.rows[e_s], z)
+            final = final + (acc.view(T, P * r4) @ Ut.reshape(P * r4, -1)).to(final.dtype)
+        else:
+            final.index_add_(0, tok_s, _by_group(z, f.rows, e_s, Ut).to(final.dtype))
+    return final
+
+
+def _apply_loop(f: Any, e: int, x: torch.Tensor) -> torch.Tensor:
+    z = x @ f.V[f.cols[e]].T
+    if f.core is not None:
+        z = z @ f.core[e].T
+    return z @ f.U[f.rows[e]].T
+
+
+def loop_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
+                         top_k_weights: torch.Tensor) -> torch.Tensor:
+    """Reference: a Python loop over experts, each applying W_e and then V_q, C_e, U_p explicitly."""
+    out = torch.zeros_like(hidden_states)
+    factors = getattr(self, "tileq_factors", None) or {}
+    fg, fd = factors.get("gate_up_proj"), factors.get("down_proj")
+    for e in range(self.gate_up_proj.shape[0]):
+        token_idx, slot = torch.where(top_k_index == e)
+        if token_idx.numel() == 0:
+            continue
+        x = hidden_states[token_idx]
+        gate_up = x @ self.gate_up_proj[e].T
+        if fg is not None:
+            gate_up = gate_up + _apply_loop(fg, e, x)
+        gate, up = gate_up.chunk(2, dim=-1)
+        h = self.act_fn(gate) * up
+        o = h @ self.down_proj[e].T
+        if fd is not None:
+            o = o + _apply_loop(fd, e, h)
+        out.index_add_(0, token_idx, o * top_k_weights[token_idx, slot, None])
+    return out
+
+
+def register() -> None:
+    """Make ``"tileq"`` and ``"tileq_loop"`` valid for ``model.set_experts_implementation``."""
+    from transformers.integrations.moe import ExpertsInterface
+
+    ExpertsInterface.register("tileq", fused_experts_forward)
+    ExpertsInterface.register("tileq_loop", loop_experts_forward)
