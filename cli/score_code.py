@@ -1,0 +1,488 @@
+"""``mlx26 score-code``: step-level security scores along code (SecCodePRM, Yu et al., ICML 2026).
+
+Thin wrapper over ``mlx26.core.score_code``. ``mlx26 score-code FILE`` is short for
+``mlx26 score-code score FILE`` (see ``DEFAULT_SUBCOMMANDS`` in main.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from mlx26.cli._errors import BackendMissing, RuntimeFailure, UsageError, unknown_name
+from mlx26.cli._io import (
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    check_output,
+    emit,
+    notice,
+    read_records,
+)
+
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
+
+SEGMENTS = ("block", "line", "logical", "ast")
+InputsArg = Annotated[list[str] | None, typer.Argument(help="Python files or folders (their *.py); - = stdin.",
+                                                       metavar="[FILES|DIRS|-]...")]
+ModelOpt = Annotated[str, typer.Option("--model", help="linear (fast) | transformer (small causal transformer).")]
+ModelDirOpt = Annotated[str | None, typer.Option("--model-dir", help="Folder from `score-code train` "
+                                                 "(default: the shipped models).", metavar="DIR")]
+SegmentOpt = Annotated[str, typer.Option("--segment", help="Steps: block (blank-line separated, the paper's) | "
+                                         "line | logical | ast.")]
+AggOpt = Annotated[str, typer.Option("--agg", help="softmax (paper) | min | mean | last | lse | cvar.")]
+TauOpt = Annotated[float, typer.Option("--tau", help="Temperature of softmax and lse.")]
+AlphaOpt = Annotated[float, typer.Option("--alpha", help="Tail fraction of cvar.")]
+
+
+def _segment(name: str) -> str:
+    if name not in SEGMENTS:
+        raise unknown_name("segmentation", name, SEGMENTS)
+    return name
+
+
+def _model(kind: str, model_dir: str | None) -> Any:
+    if kind not in ("linear", "transformer"):
+        raise unknown_name("model", kind, ("linear", "transformer"))
+    if kind == "transformer":
+        from mlx26.cli._errors import require
+
+        require("torch", "torch")
+    from mlx26.core.score_code import load_model
+
+    return load_model(kind, model_dir)
+
+
+def _sources(inputs: list[str] | None, quiet: bool) -> Iterator[Any]:
+    """Sources from files, folders and stdin; empty/binary ones are skipped with a notice."""
+    from mlx26.core.score_code import source as src
+
+    paths = list(src.iter_paths(inputs or ["-"]))
+    missing = next((p for p in paths if p != "-" and not Path(p).exists()), None)
+    if missing is not None:  # validate early: before any record is written
+        raise UsageError(f"input file not found: {missing}")
+    for path in paths:
+        if path == "-":
+            if sys.stdin is None or sys.stdin.isatty():
+                raise UsageError("nothing piped to stdin.", hint="pipe code in (… | mlx26 score-code -) or give files")
+            raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
+            s = src.decode(raw, "stdin")
+        else:
+            try:
+                s = src.read_path(path)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+        for message in s.notices:
+            notice(message, quiet)
+        if not s.skipped:
+            yield s
+
+
+def _scored(s: Any, model: Any, segment: str, quiet: bool) -> Any:
+    from mlx26.core.score_code import score_text
+    from mlx26.core.score_code.segment import parses
+
+    if segment == "ast" and not parses(s.text):
+        notice(f"{s.name}: does not parse; ast steps fall back to logical/line grouping.", quiet)
+    scored = score_text(s.text, model, segment)
+    if scored.window_exceeded:
+        notice(f"Warning: {s.name} is longer than the {model.kind} model's context window; scored with a "
+               "sliding window.", quiet)
+    return scored
+
+
+def _step(name: str, step: Any, score: float) -> dict[str, Any]:
+    from mlx26.core.score_code.source import printable
+
+    return {"file": name, "step": step.index, "start_line": step.start_line, "end_line": step.end_line,
+            "text": printable(step.text), "score": score}
+
+
+@app.command("score")
+def score(
+    inputs: InputsArg = None,
+    model: ModelOpt = "linear",
+    model_dir: ModelDirOpt = None,
+    segment: SegmentOpt = "block",
+    stream: Annotated[bool, typer.Option("--stream", help="Score stdin as lines arrive; a step is written "
+                                         "once the next begins.")] = False,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Score every step: s = p(safe) − p(vulnerable) in [−1, 1], from the code up to that step.
+
+    Writes {file, step, start_line, end_line, text, score} per step. Scores are causal:
+    appending code never changes the scores of earlier steps. Scores come from a small model
+    trained on synthetic code (see docs/score-code.md), not from the paper's LLM.
+
+    \b
+    Examples:
+      printf 'import os\\n\\ndef f(p):\\n    os.system("ls " + p)\\n' | mlx26 score-code -
+      printf 'x = 1\\n\\ny = input()\\n' | mlx26 score-code score - --stream --segment line
+    """
+    _segment(segment)
+    check_output(output, force)
+    m = _model(model, model_dir)
+    if stream:
+        if inputs not in (None, [], ["-"]) or output not in (None, "-"):
+            raise UsageError("--stream reads stdin and writes stdout only.")
+        _stream(m, segment, fmt)
+        return
+    records = (_step(s.name, st, sc) for s in _sources(inputs, quiet)
+               for scored in [_scored(s, m, segment, quiet)] for st, sc in zip(scored.steps, scored.scores,
+                                                                             strict=True))
+    emit(records, output, fmt, force=force, title=f"score-code ({model}, {segment} steps)")
+
+
+def _stream(model: Any, segment: str, fmt: OutputFormat) -> None:
+    from mlx26.core.score_code.stream import StreamScorer
+
+    if sys.stdin is None or sys.stdin.isatty():
+        raise UsageError("nothing piped to stdin.", hint="--stream scores code piped in as it arrives")
+    scorer = StreamScorer(model, segment)
+    form = OutputFormat.jsonl if fmt == OutputFormat.auto else fmt
+    raw = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
+    lines = (iter(raw.readline, b"") if raw is not None else iter(sys.stdin.readline, ""))
+    for line in lines:
+        text = line.decode("utf-8", "surrogateescape") if isinstance(line, bytes) else line
+        for step, value in scorer.feed(text):
+            emit(_step("stdin", step, value), None, form)
+    for step, value in scorer.close():
+        emit(_step("stdin", step, value), None, form)
+
+
+@app.command("detect")
+def detect(
+    inputs: InputsArg = None,
+    agg: AggOpt = "softmax",
+    tau: TauOpt = 0.1,
+    alpha: AlphaOpt = 0.2,
+    unit: Annotated[str, typer.Option("--unit", help="file | function (top-level defs and classes).")] = "file",
+    prefix: Annotated[float, typer.Option("--prefix", help="Partial code: score only this fraction of each "
+                                          "file's lines (e.g. 0.5).")] = 1.0,
+    top: Annotated[int, typer.Option("--top", help="Riskiest steps listed per verdict.", min=0)] = 3,
+    fail_on_vuln: Annotated[bool, typer.Option("--fail-on-vuln", help="Exit 1 when any unit is vulnerable "
+                                               "(for CI).")] = False,
+    model: ModelOpt = "linear",
+    model_dir: ModelDirOpt = None,
+    segment: SegmentOpt = "block",
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """One verdict per file (or function): vulnerable iff the aggregated step score is ≤ 0.
+
+    Writes {file, unit, start_line, end_line, steps, aggregate, vulnerable, riskiest}. Exit 0
+    whatever the verdicts (findings are data) unless --fail-on-vuln.
+
+    \b
+    Examples:
+      printf 'import pickle\\n\\ndef load(b):\\n    return pickle.loads(b)\\n' | mlx26 score-code detect - --format json
+      printf 'import json\\n\\ndef load(b):\\n    return json.loads(b)\\n' | mlx26 score-code detect - --agg cvar --alpha 0.5
+    """
+    from mlx26.core.score_code.aggregate import AGGREGATORS, aggregate
+    from mlx26.core.score_code.detect import UNITS, prefix_text, verdicts
+
+    if agg not in AGGREGATORS:
+        raise unknown_name("aggregator", agg, AGGREGATORS)
+    if unit not in UNITS:
+        raise unknown_name("unit", unit, UNITS)
+    aggregate([0.0], agg, tau=tau, alpha=alpha)  # validates tau and alpha before any work
+    if not 0 < prefix <= 1:
+        raise UsageError(f"--prefix must be in (0, 1], got {prefix}.")
+    _segment(segment)
+    check_output(output, force)
+    m = _model(model, model_dir)
+    found = [0]
+
+    def records() -> Iterator[dict[str, Any]]:
+        for s in _sources(inputs, quiet):
+            if prefix < 1:
+                s.text = prefix_text(s.text, prefix)
+            scored = _scored(s, m, segment, quiet)
+            if not scored.steps:
+                notice(f"{s.name}: no code, skipped.", quiet)
+                continue
+            for v in verdicts(scored, s.text, unit=unit, agg=agg, tau=tau, alpha=alpha, top=top):
+                found[0] += v["vulnerable"]
+                for r in v["riskiest"]:
+                    r["text"] = _printable(r["text"])
+                yield {"file": s.name, **v}
+
+    emit(records(), output, fmt, force=force, title=f"score-code detect ({agg})")
+    if fail_on_vuln and found[0]:
+        raise RuntimeFailure(f"{found[0]} unit(s) judged vulnerable.", hint="drop --fail-on-vuln to always exit 0")
+
+
+def _printable(text: str) -> str:
+    from mlx26.core.score_code.source import printable
+
+    return printable(text)
+
+
+def _analyzer_names(values: list[str] | None) -> list[str]:
+    names = [n.strip() for v in (values or ["bandit"]) for n in v.split(",") if n.strip()]
+    for n in names:
+        if n not in ("bandit", "semgrep"):
+            raise unknown_name("analyzer", n, ("bandit", "semgrep"))
+    return list(dict.fromkeys(names))
+
+
+@app.command("label")
+def label(
+    inputs: InputsArg = None,
+    analyzers: Annotated[list[str] | None, typer.Option(
+        "--analyzers", help="bandit and/or semgrep; repeat or comma-join (default bandit).")] = None,
+    rules: Annotated[list[str] | None, typer.Option(
+        "--rules", help="Local semgrep rule file or folder; repeatable (default: the shipped rules). Registry "
+        "configs are refused.", metavar="PATH")] = None,
+    fixed: Annotated[str | None, typer.Option("--fixed", help="Fixed version of the (single) input: label the "
+                                              "steps the fix changes, no analyzer.", metavar="FILE")] = None,
+    annotations: Annotated[bool, typer.Option("--annotations", help="Label from '# ruleid:' comments, no "
+                                              "analyzer.")] = False,
+    label_mode: Annotated[str, typer.Option("--label-mode", help="local (overlapping steps) | monotone (every "
+                                            "step from the first vulnerable one on).")] = "local",
+    segment: SegmentOpt = "block",
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Step labels (1 = vulnerable) from analyzer findings, a fix diff or ruleid comments.
+
+    Writes {file, step, start_line, end_line, text, label, rules} per step; usable as
+    `score-code train --data`. semgrep runs offline: local rules only, --metrics=off.
+
+    \b
+    Examples:
+      printf 'import subprocess\\n\\ndef f(c):\\n    subprocess.call(c, shell=True)\\n' | mlx26 score-code label - --segment line
+      printf 'import os\\n# ruleid: shell\\nos.system(x)\\n' | mlx26 score-code label - --annotations --format json
+    """
+    from mlx26.core.score_code import labels as lab
+    from mlx26.core.score_code.analyzers import AnalyzerMissing, available, check_rules, run
+    from mlx26.core.score_code.segment import segment as split
+
+    _segment(segment)
+    if label_mode not in lab.LABEL_MODES:
+        raise unknown_name("label mode", label_mode, lab.LABEL_MODES)
+    names = [] if (fixed or annotations) else _analyzer_names(analyzers)
+    if "semgrep" in names:
+        check_rules(rules or [])
+    for n in names:
+        if not available(n):
+            raise BackendMissing(f"the analyzer '{n}' is not installed.", hint="pip install 'mlx26[score-code]'")
+    check_output(output, force)
+    sources = list(_sources(inputs, quiet))
+    if fixed and len(sources) != 1:
+        raise UsageError("--fixed needs exactly one input file (the vulnerable version).")
+    findings: dict[str, list[tuple[int, int, str]]] = {s.name: [] for s in sources}
+    if fixed:
+        fixed_text = next(_sources([fixed], quiet)).text
+        findings[sources[0].name] = [(a, b, "fix-diff") for a, b in lab.diff_ranges(sources[0].text, fixed_text)]
+    elif annotations:
+        for s in sources:
+            findings[s.name] = [(a, b, "ruleid") for a, b in lab.annotation_ranges(s.text)]
+    else:
+        for n in names:
+            try:
+                for f in run(n, {s.name: s.text for s in sources}, rules or []):
+                    findings[f.file].append((f.start_line, f.end_line, f"{n}:{f.rule}"))
+            except AnalyzerMissing as exc:
+                raise BackendMissing(str(exc), hint="pip install 'mlx26[score-code]'") from None
+
+    def records() -> Iterator[dict[str, Any]]:
+        for s in sources:
+            steps = split(s.text, segment)
+            spans = findings[s.name]
+            ys = lab.step_labels(steps, [(a, b) for a, b, _ in spans], label_mode)
+            for st, y in zip(steps, ys, strict=True):
+                hits = sorted({r for a, b, r in spans if a <= st.end_line and b >= st.start_line})
+                yield {"file": s.name, "step": st.index, "start_line": st.start_line, "end_line": st.end_line,
+                       "text": _printable(st.text), "label": y, "rules": hits}
+
+    emit(records(), output, fmt, force=force, title=f"score-code label ({label_mode})")
+
+
+@app.command("corpus")
+def corpus(
+    n: Annotated[int, typer.Option("--n", help="Number of files.", min=1)] = 100,
+    seed: SeedOpt = 0,
+    vulnerable_fraction: Annotated[float, typer.Option("--vulnerable-fraction", help="Share of vulnerable files.",
+                                                       min=0.0, max=1.0)] = 0.5,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Synthetic Python files with source→sink vulnerabilities (6 CWEs) and safe counterparts.
+
+    Writes {id, code, vulnerable_lines, cwe, pattern, vulnerable, hard, …} per file; the
+    labels are the templates' ground truth. Deterministic for --seed.
+
+    \b
+    Examples:
+      mlx26 score-code corpus --n 3 --seed 1 --format jsonl | head -c 400
+    """
+    check_output(output, force)
+    from mlx26.core.score_code.corpus import generate
+
+    emit((e.to_record() for e in generate(n, seed, vulnerable_fraction)), output, fmt, force=force,
+         title="score-code corpus (synthetic)")
+
+
+@app.command("train")
+def train(
+    out: Annotated[str, typer.Option("--out", help="Folder for the model files and manifest.json.", metavar="DIR")],
+    data: Annotated[str | None, typer.Option("--data", help="JSONL of {code, vulnerable_lines} or of labelled "
+                                             "steps (from `label`); default: a synthetic corpus.",
+                                             metavar="FILE")] = None,
+    n_files: Annotated[int, typer.Option("--n-files", help="Synthetic files when no --data.", min=2)] = 1500,
+    model: Annotated[list[str] | None, typer.Option("--model", help="linear and/or transformer; repeatable "
+                                                    "(default both).")] = None,
+    epochs: Annotated[int, typer.Option("--epochs", help="Transformer epochs.", min=1)] = 10,
+    seed: SeedOpt = 0,
+    force: Annotated[bool, typer.Option("--force", help="Replace model files already in --out.")] = False,
+    fmt: FormatOpt = OutputFormat.auto,
+    quiet: QuietOpt = False,
+) -> None:
+    """Train the step scorers (seeded) into DIR: linear.npz, transformer.npz, manifest.json.
+
+    Class-balanced losses; the transformer uses MLX26_THREADS (default 1 thread here).
+
+    \b
+    Examples:
+      mlx26 score-code train --model linear --n-files 60 --out prm-example --force --format json
+    """
+
+    kinds = list(dict.fromkeys(model or ["linear", "transformer"]))
+    for k in kinds:
+        if k not in ("linear", "transformer"):
+            raise unknown_name("model", k, ("linear", "transformer"))
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--out is a file, not a folder: {out}")
+    clash = [k for k in kinds if (folder / f"{k}.npz").exists()]
+    if clash and not force:
+        raise UsageError(f"{out} already holds {', '.join(k + '.npz' for k in clash)}.", hint="add --force to replace")
+    if "transformer" in kinds:
+        from mlx26.cli._errors import require
+
+        require("torch", "torch")
+    from mlx26.core.common.seeding import seed_everything
+    from mlx26.core.score_code import train as core
+
+    seed_everything(seed)
+    if data:
+        records = list(read_records(data, "jsonl"))
+        note: dict[str, Any] = {"source": Path(data).name}
+    else:
+        from mlx26.core.score_code.corpus import generate
+
+        records = [e.to_record() for e in generate(n_files, seed)]
+        note = {"source": "synthetic corpus (mlx26.core.score_code.corpus)", "generator_seed": seed,
+                "n_files": n_files}
+    folder.mkdir(parents=True, exist_ok=True)
+    entry = core.train(records, str(folder), models=kinds, seed=seed, epochs=epochs, data_note=note,
+                       progress=None if quiet else notice)
+    emit(entry, None, fmt, title="score-code train")
+
+
+@app.command("rank")
+def rank(
+    candidates: Annotated[str | None, typer.Option("--candidates", help="JSONL of {id?, prefix?, candidate} "
+                                                   "(also prompt/completion/code); - = stdin.",
+                                                   metavar="FILE")] = None,
+    prompt: Annotated[str | None, typer.Option("--prompt", help="Code prefix to continue with --llm.")] = None,
+    llm: Annotated[str | None, typer.Option("--llm", envvar="MLX26_LLM", metavar="SPEC",
+                                            help="Generate candidates for --prompt with this backend "
+                                                 "(see `mlx26 llm`).")] = None,
+    n: Annotated[int, typer.Option("--n", help="Candidates to generate with --llm.", min=1, max=16)] = 4,
+    temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature for --llm.")] = 0.8,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Tokens per generated candidate.", min=1)] = 256,
+    best: Annotated[bool, typer.Option("--best", help="Keep only the best candidate per prefix.")] = False,
+    agg: AggOpt = "softmax",
+    tau: TauOpt = 0.1,
+    alpha: AlphaOpt = 0.2,
+    model: ModelOpt = "linear",
+    model_dir: ModelDirOpt = None,
+    segment: SegmentOpt = "block",
+    seed: SeedOpt = 0,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Rank candidate continuations by their aggregated step reward (prefix as causal context).
+
+    Writes {group, id, rank, reward, steps, candidate}, best first within each prefix group.
+
+    \b
+    Examples:
+      printf '%s\\n' '{"id": "a", "candidate": "import os\\nos.system(cmd)\\n"}' '{"id": "b", "candidate": "import subprocess\\nsubprocess.run([\\"ls\\", d])\\n"}' | mlx26 score-code rank --candidates - --format table
+    """
+    from mlx26.core.score_code.aggregate import AGGREGATORS, aggregate
+
+    if agg not in AGGREGATORS:
+        raise unknown_name("aggregator", agg, AGGREGATORS)
+    aggregate([0.0], agg, tau=tau, alpha=alpha)
+    _segment(segment)
+    if (candidates is None) == (prompt is None):
+        raise UsageError("give --candidates FILE, or --prompt CODE with --llm SPEC.")
+    if prompt is not None and not llm:
+        raise UsageError("--prompt needs --llm SPEC (or MLX26_LLM) to generate candidates.",
+                         hint="e.g. --llm scripted:FILE, --llm openai:URL#MODEL or --llm hf:PATH")
+    check_output(output, force)
+    m = _model(model, model_dir)
+    if candidates is not None:
+        rows = [_candidate(r, i) for i, r in enumerate(read_records(candidates, "jsonl"), 1)]
+    else:
+        from mlx26.cli._llm_options import llm_errors, open_llm
+
+        with llm_errors():
+            backend = open_llm(llm, purpose="score-code rank")
+            result = backend.complete(prompt or "", n=n, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        rows = [{"group": "prompt", "id": f"gen{i}", "prefix": prompt or "", "candidate": t}
+                for i, t in enumerate(result.texts)]
+    emit(_ranked(rows, m, segment, agg, tau, alpha, best), output, fmt, force=force,
+         title=f"score-code rank ({agg})")
+
+
+def _candidate(r: dict[str, Any], line: int) -> dict[str, Any]:
+    text = r.get("candidate", r.get("completion", r.get("code")))
+    if not isinstance(text, str):
+        raise UsageError(f"candidates line {line}: needs a 'candidate' (or 'completion'/'code') string.")
+    prefix = r.get("prefix", r.get("prompt", ""))
+    return {"group": r.get("group", prefix[-60:] if prefix else ""), "id": r.get("id", line),
+            "prefix": prefix if isinstance(prefix, str) else "", "candidate": text}
+
+
+def _ranked(rows: list[dict[str, Any]], model: Any, segment: str, agg: str, tau: float, alpha: float,
+            best: bool) -> list[dict[str, Any]]:
+    from mlx26.core.score_code import score_text
+    from mlx26.core.score_code.detect import candidate_reward
+    from mlx26.core.score_code.segment import split_lines
+
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        prefix = r["prefix"]
+        if prefix and not prefix.endswith("\n"):
+            prefix += "\n"
+        scored = score_text(prefix + r["candidate"], model, segment)
+        reward, n_steps = candidate_reward(scored.scores, scored.steps, len(split_lines(prefix)), agg=agg, tau=tau,
+                                           alpha=alpha)
+        groups.setdefault(str(r["group"]), []).append({"group": r["group"], "id": r["id"], "reward": reward,
+                                                       "steps": n_steps, "candidate": _printable(r["candidate"])})
+    out = []
+    for items in groups.values():
+        items.sort(key=lambda x: (x["reward"] != x["reward"], -x["reward"] if x["reward"] == x["reward"] else 0))
+        for i, item in enumerate(items[:1] if best else items, 1):
+            out.append({"group": item["group"], "id": item["id"], "rank": i, "reward": item["reward"],
+                        "steps": item["steps"], "candidate": item["candidate"]})
+    return out

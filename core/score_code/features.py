@@ -1,0 +1,149 @@
+"""Hashed token n-gram features of a step and its causal context (SecCodePRM reconstruction).
+
+The paper's PRM is a code LLM with a token-classification head; our fast model replaces it
+with a linear model over hashed features, all computed from the prefix up to the step
+(reconstruction, not in the paper):
+
+* ``s:`` unigrams and bigrams of the step's tokens;
+* ``c:`` the set of tokens seen in the previous ``window`` steps (presence, max-pooled);
+* ``x:`` conjunctions of each call name in the step with each call name in the context, so
+  a sink can be judged by what ran before it (a sanitiser, an alias, a tainted source).
+
+Tokens come from one regex over the raw text (string contents included: SQL keywords inside
+literals matter). Hashes are CRC32, so features are identical across processes and machines.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Sequence
+
+TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|[^\sA-Za-z0-9_]")
+CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\(")
+DEFAULT_DIM = 1 << 18
+DEFAULT_WINDOW = 256
+
+_HASH_CACHE: dict[str, int] = {}
+
+
+def _h(text: str) -> int:
+    value = _HASH_CACHE.get(text)
+    if value is None:
+        value = zlib.crc32(text.encode("utf-8", "surrogateescape"))
+        if len(_HASH_CACHE) < 500_000:
+            _HASH_CACHE[text] = value
+    return value
+
+
+def tokens(text: str) -> list[str]:
+    return TOKEN.findall(text)
+
+
+def calls(text: str) -> list[str]:
+    """Dotted call names in the step, e.g. ``os.system`` and ``system`` for ``os.system(``."""
+    out: list[str] = []
+    for name in CALL.findall(text):
+        out.append(name)
+        if "." in name:
+            out.append(name.rsplit(".", 1)[1])
+    return out
+
+
+class StepFeaturizer:
+    """Feature indices for steps given in order; only earlier steps enter the context (causal).
+
+    ``__call__`` returns a step's feature row (indices; an index may repeat across the three
+    namespaces, and repeats add up). ``dot`` gives the same row's dot product with a weight
+    vector without building it: the context part is a running sum updated as tokens enter and
+    leave the window, so scoring costs O(step length), not O(context size).
+    """
+
+    def __init__(self, dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW):
+        if dim < 2 or dim & (dim - 1):
+            raise ValueError(f"feature dimension must be a power of two, got {dim}.")
+        self.dim = dim
+        self.mask = dim - 1
+        self.window = window
+        self._recent: deque[tuple[set[int], set[int]]] = deque()
+        self._context: Counter[int] = Counter()  # context feature index -> steps in the window holding it
+        self._context_calls: Counter[int] = Counter()
+        self._ctx_sum = 0.0
+        self._weights = None
+        self.truncated = False
+
+    def _parts(self, text: str) -> tuple[set[int], set[int], set[int]]:
+        m = self.mask
+        cache = _HASH_CACHE
+        hs = [cache[t] if t in cache else _h(t) for t in TOKEN.findall(text)]
+        step = {(h * 3 + 1) & m for h in hs}
+        step.update((((a * 1_000_003) ^ b) * 3) & m for a, b in zip(hs, hs[1:], strict=False))
+        ctx_new = {(h * 3 + 2) & m for h in hs}
+        call_hashes = {_h(c) for c in calls(text)}
+        conj = {((((a * 2_654_435_761) ^ b) * 7) + 5) & m for a in call_hashes for b in self._context_calls}
+        return step | conj | {0}, ctx_new, call_hashes
+
+    def __call__(self, text: str) -> list[int]:
+        own, ctx_new, call_hashes = self._parts(text)
+        row = sorted(own) + sorted(self._context)
+        self._push(ctx_new, call_hashes)
+        return row
+
+    def dot(self, text: str, weights) -> float:
+        """``weights @ row`` for this step's row, then advance the context (same as ``__call__``)."""
+        if self._weights is not weights:
+            if self._recent:
+                raise ValueError("dot() must use one weight vector from the first step on.")
+            self._weights = weights
+        own, ctx_new, call_hashes = self._parts(text)
+        value = float(sum(map(weights.__getitem__, own))) + self._ctx_sum
+        self._push(ctx_new, call_hashes)
+        return value
+
+    def _push(self, ctx_new: set[int], call_hashes: set[int]) -> None:
+        self._recent.append((ctx_new, call_hashes))
+        self._enter(ctx_new)
+        self._context_calls.update(call_hashes)
+        if len(self._recent) > self.window:
+            old, old_calls = self._recent.popleft()
+            self._leave(old)
+            for c in old_calls:
+                self._context_calls[c] -= 1
+                if not self._context_calls[c]:
+                    del self._context_calls[c]
+            self.truncated = True
+
+    def _enter(self, feats: set[int]) -> None:
+        w = self._weights
+        for f in feats:
+            if not self._context[f] and w is not None:
+                self._ctx_sum += float(w[f])
+            self._context[f] += 1
+
+    def _leave(self, feats: set[int]) -> None:
+        w = self._weights
+        for f in feats:
+            self._context[f] -= 1
+            if not self._context[f]:
+                del self._context[f]
+                if w is not None:
+                    self._ctx_sum -= float(w[f])
+
+
+def featurize(texts: Iterable[str], dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW) -> Iterator[list[int]]:
+    fz = StepFeaturizer(dim, window)
+    for text in texts:
+        yield fz(text)
+
+
+def csr(rows: Sequence[Sequence[int]], dim: int):
+    """A scipy CSR matrix of binary features."""
+    import numpy as np
+    from scipy import sparse
+
+    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([len(r) for r in rows])
+    indices = np.fromiter((i for r in rows for i in r), dtype=np.int32, count=int(indptr[-1]))
+    data = np.ones(len(indices), dtype=np.float32)
+    return sparse.csr_matrix((data, indices, indptr), shape=(len(rows), dim))

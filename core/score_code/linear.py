@@ -1,0 +1,91 @@
+"""The fast process reward model: logistic regression over hashed step + context features.
+
+SecCodePRM (Yu et al., ICML 2026, arXiv 2602.10418) scores each step with a code LLM's
+token-classification head; this linear model is our small stand-in (reconstruction). It gives
+s_t = p(safe) − p(vulnerable) = −tanh(z_t / 2), z_t = w · x_t the logit of "vulnerable",
+and x_t depends only on the code up to step t (see :mod:`features`), so scores are causal.
+Trained with class-balanced, L2-regularised logistic loss by L-BFGS over the features that
+occur in the data (deterministic).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mlx26.core.score_code.features import DEFAULT_DIM, DEFAULT_WINDOW, StepFeaturizer, csr
+
+
+@dataclass
+class LinearPRM:
+    weights: list[float]
+    dim: int = DEFAULT_DIM
+    window: int = DEFAULT_WINDOW
+    kind: str = "linear"
+
+    def score_steps(self, texts: Sequence[str]) -> tuple[list[float], bool]:
+        """Step scores in [−1, 1] and whether the context window was exceeded."""
+        fz = StepFeaturizer(self.dim, self.window)
+        out = []
+        for text in texts:
+            z = fz.dot(text, self.weights)
+            out.append(-math.tanh(z / 2))
+        return out, fz.truncated
+
+    def to_arrays(self) -> dict:
+        import numpy as np
+
+        return {"weights": np.asarray(self.weights, dtype=np.float32), "dim": np.int64(self.dim),
+                "window": np.int64(self.window)}
+
+    @classmethod
+    def from_arrays(cls, arrays) -> LinearPRM:
+        return cls([float(x) for x in arrays["weights"].astype("float64")], int(arrays["dim"]), int(arrays["window"]))
+
+
+def feature_rows(step_texts: Sequence[Sequence[str]], dim: int, window: int) -> list[list[int]]:
+    rows = []
+    for texts in step_texts:
+        fz = StepFeaturizer(dim, window)
+        rows += [fz(t) for t in texts]
+    return rows
+
+
+def train_linear(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[int]], *, dim: int = DEFAULT_DIM,
+                 window: int = DEFAULT_WINDOW, l2: float = 1e-4, max_iter: int = 300) -> tuple[LinearPRM, dict]:
+    """Fit on files given as step texts with 0/1 step labels (1 = vulnerable)."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    rows = feature_rows(step_texts, dim, window)
+    y = np.asarray([v for ls in labels for v in ls], dtype=np.float64)
+    if len(rows) != len(y):
+        raise ValueError("labels and steps differ in number.")
+    if y.min() == y.max():
+        raise ValueError("training needs both vulnerable and safe steps.")
+    full = csr(rows, dim).astype(np.float64)
+    # Optimise over the features that occur only: the others have zero gradient at w = 0 and stay 0
+    # (same optimum, and L-BFGS-B on 2^18 coordinates would spend most of its time on zeros).
+    active = np.unique(full.indices)
+    X = full[:, active]
+    pos = y.sum()
+    sw = np.where(y == 1, 0.5 / pos, 0.5 / (len(y) - pos))  # class-balanced, sums to 1
+
+    def loss(w):
+        z = X @ w
+        # log(1 + exp(-yz')) with y' = ±1, stably
+        m = np.where(y == 1, -z, z)
+        ll = np.logaddexp(0, m)
+        p = 1 / (1 + np.exp(-z))
+        grad = X.T @ (sw * (p - y)) + 2 * l2 * w
+        return float(sw @ ll + l2 * w @ w), grad
+
+    res = minimize(loss, np.zeros(len(active)), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    w = np.zeros(dim)
+    w[active] = res.x
+    acc = float(((full @ w > 0) == (y == 1)).mean())
+    info = {"steps": len(y), "vulnerable_steps": int(pos), "iterations": int(res.nit), "final_loss": float(res.fun),
+            "train_step_accuracy": acc, "nonzero_weights": int((np.abs(w) > 1e-8).sum()), "active_features": len(active),
+            "l2": l2}
+    return LinearPRM(w.tolist(), dim, window), info

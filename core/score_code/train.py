@@ -1,0 +1,106 @@
+"""Training the step scorers and writing their manifest (SecCodePRM reconstruction, arXiv 2602.10418).
+
+Training data are files with ground-truth vulnerable lines (the synthetic corpus of
+:mod:`corpus`, or any JSONL with ``code`` + ``vulnerable_lines``) or labelled steps as written
+by ``mlx26 score-code label`` (``file``, ``start_line``, ``end_line``, ``text``, ``label``). Each
+file is segmented in every mode of ``modes``, and each segmentation is one training sequence.
+The manifest records the data (generator seed or file hash), options, model sizes and losses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mlx26.core._version import __version__
+from mlx26.core.score_code.labels import step_labels
+from mlx26.core.score_code.prm import MODELS, save_model
+from mlx26.core.score_code.segment import segment
+
+DEFAULT_TRAIN_MODES = {"linear": ("block", "logical", "ast"), "transformer": ("block", "logical")}
+
+
+def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mode: str = "local"
+              ) -> tuple[list[list[str]], list[list[int]]]:
+    """Step texts and labels per (file, mode) from code records, or per file from labelled steps."""
+    texts: list[list[str]] = []
+    labels: list[list[int]] = []
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        if "code" in r:
+            lines = [(int(n), int(n)) for n in r.get("vulnerable_lines", [])]
+            for mode in modes:
+                steps = segment(r["code"], mode)
+                if steps:
+                    texts.append([s.text for s in steps])
+                    labels.append(step_labels(steps, lines, label_mode))
+        elif {"text", "label"} <= set(r):
+            by_file.setdefault(str(r.get("file", "")), []).append(r)
+        else:
+            raise ValueError("a training record needs 'code' (+ 'vulnerable_lines') or labelled steps "
+                             "('text', 'label').", "make data with `mlx26 score-code corpus` or `score-code label`")
+    for rows in by_file.values():
+        rows.sort(key=lambda r: int(r.get("step", r.get("start_line", 0))))
+        texts.append([str(r["text"]) for r in rows])
+        labels.append([int(bool(r["label"])) for r in rows])
+    return texts, labels
+
+
+def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] = MODELS, seed: int = 0,
+          epochs: int = 10, label_mode: str = "local", data_note: dict | None = None,
+          progress: Callable[[str], None] | None = None) -> dict:
+    """Train the requested models into ``out_dir`` and write ``manifest.json``; return the manifest."""
+    for m in models:
+        if m not in MODELS:
+            raise ValueError(f"unknown model '{m}'.", "choose one of: " + ", ".join(MODELS))
+    digest = hashlib.sha256(json.dumps(records, sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
+    entry: dict[str, Any] = {"mlx26": __version__, "seed": seed, "label_mode": label_mode,
+                             "data": {"records": len(records), "sha256": digest, **(data_note or {})},
+                             "python": platform.python_version(), "models": {}}
+    for kind in models:
+        modes = DEFAULT_TRAIN_MODES[kind]
+        texts, labels = sequences(records, modes, label_mode)
+        if not any(any(y) for y in labels) or all(all(y) for y in labels):
+            raise ValueError("training data need both vulnerable and safe steps.")
+        t0 = time.process_time()
+        if kind == "linear":
+            from mlx26.core.score_code.linear import train_linear
+
+            model, info = train_linear(texts, labels)
+        else:
+            import torch
+            from mlx26.core.score_code.transformer import train_transformer
+
+            model, info = train_transformer(texts, labels, seed=seed, epochs=epochs, progress=progress)
+            info["torch"] = torch.__version__
+            info["torch_threads"] = torch.get_num_threads()
+        info["cpu_seconds"] = round(time.process_time() - t0, 1)
+        info["segmentations"] = list(modes)
+        path = save_model(model, out_dir)
+        info["file"] = Path(path).name
+        info["bytes"] = Path(path).stat().st_size
+        entry["models"][kind] = info
+        if progress:
+            progress(f"{kind}: trained in {info['cpu_seconds']} CPU s, {info['bytes']} bytes")
+    write_manifest(entry, out_dir)
+    return entry
+
+
+def write_manifest(entry: dict, out_dir: str) -> None:
+    """Merge into an existing manifest (models trained separately keep their entries); atomic."""
+    path = Path(out_dir) / "manifest.json"
+    old = json.loads(path.read_text()) if path.is_file() else {}
+    merged = {**old, **{k: v for k, v in entry.items() if k != "models"},
+              "models": {**old.get("models", {}), **entry["models"]}}
+    fd, tmp = tempfile.mkstemp(prefix=".manifest.", suffix=".json", dir=out_dir)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps(merged, indent=2, sort_keys=True) + "\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)

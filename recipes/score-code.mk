@@ -1,0 +1,50 @@
+# score-code recipe.  Run:  make smoke-score-code | make demo-score-code | make reproduce-score-code | make bench-score-code
+# (or standalone: make -f recipes/score-code.mk smoke-score-code MLX26=mlx26)
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DELETE_ON_ERROR:
+SEED ?= 0
+OUT ?= out
+MLX26 ?= mlx26
+PY ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
+SCORECODE_DIR := $(OUT)/score-code
+# The shipped models were trained with these (see core/score_code/models/manifest.json).
+SCORECODE_FILES ?= 1200
+SCORECODE_EPOCHS ?= 8
+
+.PHONY: smoke-score-code demo-score-code reproduce-score-code bench-score-code
+SMOKES += smoke-score-code
+DEMOS += demo-score-code
+BENCHES += bench-score-code
+
+$(SCORECODE_DIR)/corpus.jsonl:
+	mkdir -p $(@D)
+	$(MLX26) score-code corpus --n 20 --seed $(SEED) -o $@ --force
+
+$(SCORECODE_DIR)/verdicts.jsonl: $(SCORECODE_DIR)/corpus.jsonl
+	$(PY) -c 'import json,sys,pathlib; d=pathlib.Path(sys.argv[2]); d.mkdir(exist_ok=True); [(d/(r["id"]+".py")).write_text(r["code"]) for r in map(json.loads, open(sys.argv[1]))]' $< $(SCORECODE_DIR)/files
+	$(MLX26) score-code detect $(SCORECODE_DIR)/files --agg softmax --quiet -o $@ --force
+
+# 20 synthetic files → 20 verdicts; streaming scores equal batch scores; '# ruleid:' labels land on the right line.
+smoke-score-code: $(SCORECODE_DIR)/verdicts.jsonl
+	test "$$(grep -c '"vulnerable"' $<)" = 20
+	f=$(SCORECODE_DIR)/files/ex00000.py; \
+	diff <($(MLX26) score-code score - --segment line < $$f) <($(MLX26) score-code score - --stream --segment line < $$f)
+	test "$$(printf 'import os\n# ruleid: shell\nos.system(x)\n' | $(MLX26) score-code label - --annotations --segment line --format jsonl | grep -c '"start_line": 3, "end_line": 3, "text": "os.system(x)", "label": 1')" = 1
+	@echo "smoke-score-code: 20 verdicts; stream = batch; annotation labels in place"
+
+demo-score-code: $(SCORECODE_DIR)/verdicts.jsonl
+	$(MLX26) score-code detect $(SCORECODE_DIR)/files --unit function --format table
+	$(MLX26) score-code score $(SCORECODE_DIR)/files/ex00001.py --format table
+
+# Retrain both models from scratch (seeded; a few CPU minutes) and compare with the shipped ones.
+$(SCORECODE_DIR)/models/manifest.json:
+	mkdir -p $(@D)
+	MLX26_THREADS=1 $(MLX26) score-code train --out $(@D) --n-files $(SCORECODE_FILES) --epochs $(SCORECODE_EPOCHS) --seed $(SEED) --force --format json > /dev/null
+
+reproduce-score-code: $(SCORECODE_DIR)/models/manifest.json
+	$(PY) -c 'import sys, numpy as np; from pathlib import Path; a, b = Path(sys.argv[1]), Path("core/score_code/models"); \
+	[print(k, "max |Δ| =", max(float(np.abs(np.load(a/k)[n] - np.load(b/k)[n]).max()) for n in np.load(b/k).files if np.load(b/k)[n].dtype.kind == "f")) for k in ("linear.npz", "transformer.npz")]' $(SCORECODE_DIR)/models
+
+bench-score-code:
+	$(PY) benchmarks/score_code.py
