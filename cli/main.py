@@ -21,6 +21,7 @@ from mlx26.core._version import __version__
 COMMANDS: list[tuple[str, str]] = [
     ("info", "mlx26.cli.info:info"),
     ("quantize-moe", "mlx26.cli.quantize_moe:quantize_moe"),
+    ("profile-memory", "mlx26.cli.profile_memory:profile_memory"),
 ]
 GROUPS: list[tuple[str, str, str]] = [
     ("io", "mlx26.cli.io_convert:app", "Convert records between JSON, JSONL, CSV and TSV."),

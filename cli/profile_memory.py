@@ -1,0 +1,157 @@
+"""``mlx26 profile-memory``: profile the four-stage memory-processing pipeline and model its offload.
+
+Thin wrapper over ``mlx26.core.profile_memory`` (He, Ma, Sun, Cong, ICML 2026; a reconstruction)
+and the HLS kernels in ``mlx26.fpga``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from mlx26.cli._errors import BackendMissing, RuntimeFailure, require, unknown_name
+from mlx26.cli._io import (
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    check_output,
+    emit,
+    notice,
+    resolve_output_format,
+)
+
+PIPELINES = ("quest", "indexer", "rag", "memory", "all")
+DEVICES = ("cpu", "gpu", "fpga")
+COMPACT = ("pipeline", "stage", "device", "time_s", "share", "flops", "bytes", "intensity", "bound", "memory_share",
+           "speedup", "energy_ratio")
+
+
+def profile_memory(
+    pipeline: Annotated[str, typer.Option("--pipeline", help="quest | indexer | rag | memory | all.")] = "quest",
+    device: Annotated[str, typer.Option("--device", help="cpu | gpu (CUDA/ROCm via torch) | fpga.")] = "cpu",
+    fpga_backend: Annotated[str, typer.Option("--fpga-backend", help="emu: HLS C++ built by g++ (times modelled); "
+                                              "xrt: an Alveo card through pyxrt.")] = "emu",
+    xclbin: Annotated[str | None, typer.Option("--xclbin", help="Kernels built from fpga/hls by v++ (xrt).",
+                                               metavar="PATH")] = None,
+    model: Annotated[str, typer.Option("--model", help="A zoo NAME or a Llama-family model folder.",
+                                       metavar="MODEL")] = "tiny-llama-long",
+    context: Annotated[int, typer.Option("--context", help="Context tokens (seeded random ids).")] = 2048,
+    decode_steps: Annotated[int, typer.Option("--decode-steps", help="Decode steps timed.")] = 8,
+    budget: Annotated[int, typer.Option("--budget", help="Tokens kept by the retrieval (pages/chunks/segments × "
+                                        "their size).")] = 512,
+    specs: Annotated[str | None, typer.Option("--specs", help='JSON {"gpu": NAME|{...}, "fpga": NAME|{...}}; '
+                                              "default MI210 + U55C.", metavar="FILE")] = None,
+    placement: Annotated[str, typer.Option("--placement", help="auto | gpu | hetero (modelled offload).")] = "auto",
+    overlap: Annotated[bool, typer.Option("--overlap/--no-overlap", help="Model GPU/FPGA overlap.")] = True,
+    seed: SeedOpt = 0,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Time prepare / relevancy / retrieval / apply per decode step on a real model, with a roofline.
+
+    One record per stage (seconds, share, FLOPs, bytes, intensity, bound against ceilings measured
+    at start, modelled GPU/FPGA seconds), then a "total" record: memory-processing share and the
+    MODELLED GPU-only vs GPU+FPGA speedup and energy ratio beside the paper's reported ranges.
+    --device fpga runs the HLS kernels (g++ emulation: their wall time is CPU time; FPGA times
+    are modelled). The default model tiny-llama-long is RANDOM INIT: timing only.
+
+    \b
+    Examples:
+      mlx26 profile-memory --model tiny-llama --context 512 --decode-steps 2 --budget 128 -q
+      mlx26 profile-memory --pipeline rag --model tiny-llama --context 1000 --decode-steps 2 --format json -q
+      mlx26 profile-memory --device fpga --model tiny-llama --context 256 --decode-steps 2 --budget 64 -q
+    """
+    if pipeline not in PIPELINES:
+        raise unknown_name("pipeline", pipeline, PIPELINES)
+    if device not in DEVICES:
+        raise unknown_name("device", device, DEVICES)
+    if fpga_backend not in ("emu", "xrt"):
+        raise unknown_name("fpga backend", fpga_backend, ("emu", "xrt"))
+    if placement not in ("auto", "gpu", "hetero"):
+        raise unknown_name("placement", placement, ("auto", "gpu", "hetero"))
+    check_output(output, force)
+    from mlx26.core.profile_memory.devices import load_specs
+    from mlx26.core.profile_memory.profiler import PIPELINES as CORE_PIPELINES
+    from mlx26.core.profile_memory.profiler import ProfileOptions, check_positions, max_positions_of, validate
+
+    names = list(CORE_PIPELINES) if pipeline == "all" else [pipeline]
+    options = [ProfileOptions(pipeline=p, device=device, fpga_backend=fpga_backend, xclbin=xclbin, model=model,
+                              context=context, decode_steps=decode_steps, budget=budget, seed=seed) for p in names]
+    for opts in options:
+        validate(opts)
+    spec_map = load_specs(specs)
+    ops = _ops(device, fpga_backend, xclbin, quiet)
+    check_positions(options[0], max_positions_of(model))
+    require("torch", "torch")
+    require("transformers", "zoo")
+    rows = _run(options, spec_map, ops, placement, overlap, quiet)
+    if resolve_output_format(fmt, output, False) == "table":
+        rows = [{k: r.get(k) for k in COMPACT if k in r} for r in rows]
+    emit(rows, output, fmt, force=force, title=f"profile-memory on {model} (speedup/energy MODELLED)")
+
+
+def _ops(device: str, backend: str, xclbin: str | None, quiet: bool):
+    """Check the device before any heavy work; return the kernel runner (or None for torch)."""
+    if device == "gpu":
+        torch = require("torch", "torch")
+        if not torch.cuda.is_available():
+            raise BackendMissing("--device gpu: no CUDA/ROCm device is visible to torch.",
+                                 hint="use --device cpu, or --device fpga (emulated kernels, modelled times)")
+        return None
+    if device == "cpu":
+        return None
+    if backend == "xrt":
+        from mlx26.fpga.xrt_host import XRT_HINT, availability
+
+        ok, reason = availability(xclbin)
+        if not ok:
+            raise BackendMissing(reason, hint=XRT_HINT)
+    from mlx26.fpga.emu import BuildError
+
+    try:
+        from mlx26.core.profile_memory.ops import FpgaOps
+
+        return FpgaOps(backend, xclbin)
+    except BuildError as exc:
+        for line in exc.stderr.splitlines():
+            notice(line)
+        raise RuntimeFailure(str(exc), hint="the compiler output is above; fix the kernel or set MLX26_CXX") from None
+
+
+def _run(options, spec_map, ops, placement: str, overlap: bool, quiet: bool) -> list[dict]:
+    import torch
+    from mlx26.core.common.threads import apply_torch_threads
+    from mlx26.core.profile_memory import ceilings
+    from mlx26.core.profile_memory.devices import measured_spec
+    from mlx26.core.profile_memory.ops import TorchOps
+    from mlx26.core.profile_memory.profiler import check_positions, profile
+    from mlx26.core.profile_memory.report import records
+    from mlx26.core.zoo import load_model
+
+    threads = apply_torch_threads(torch)
+    first = options[0]
+    net = load_model(first.model)
+    check_positions(first, int(getattr(net.config, "max_position_embeddings", 0) or 0))
+    target = "cuda" if first.device == "gpu" else "cpu"
+    net = net.to(target)
+    ceil = ceilings.measure(target)
+    measured = measured_spec(ceil["gemm_flops"], ceil["copy_bw"], threads, "gpu" if target == "cuda" else "cpu")
+    rows: list[dict] = []
+    assumptions: list[str] = []
+    for opts in options:
+        result = profile(opts, net, ops or TorchOps(), warn=lambda m: notice(m, quiet))
+        rows += records(opts, result, measured, spec_map, placement, overlap, first.model)
+        plan = result["plan"]
+        assumptions = plan["assumptions"]
+        notice(f"profile-memory {opts.pipeline}: memory-processing share {result['memory_share']:.1%}; MODELLED "
+               f"{plan['gpu']}-only vs {plan['gpu']}+{plan['fpga']} ({', '.join(plan['on_fpga']) or 'nothing'} "
+               f"offloaded): speedup {plan['speedup']:.2f}×, energy {plan['energy_ratio']:.2f}× "
+               "(paper: 1.04–2.2×, 1.11–4.7×)", quiet)
+    for line in assumptions:
+        notice(f"  assumption: {line}", quiet)
+    return rows

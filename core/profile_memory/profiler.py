@@ -1,0 +1,276 @@
+"""The profiler of ``mlx26 profile-memory``: run a real model over a long context through one of
+the four memory-processing pipelines and time each stage (He, Ma, Sun, Cong, ICML 2026,
+"Understand and Accelerate Memory Processing Pipeline for Disaggregated LLM Inference").
+
+Reconstruction (no code is public): the stage split follows the paper; the pipelines are in
+``quest``, ``indexer``, ``rag`` and ``hmt``; timing uses a :class:`LapClock` (contiguous laps,
+device-synchronised) inside a hand-unrolled decode loop (:mod:`runner`); the end-to-end time is
+read independently around the same region, so the per-stage sum can be checked against it.
+
+Timed region ("request"): quest / indexer / dense — building the page/indexer metadata over the
+context, then ``decode_steps`` decode steps; rag — index build, query, fetch, prefill of the
+augmented prompt, decode; memory — segment summaries, recall, memory-prompt prefill, decode. The
+dense prefill of the whole context (quest / indexer / dense) is reported as a separate "setup"
+row and left out of the shares: in disaggregated serving it runs on the prefill node.
+The memory-processing share = (prepare + relevancy + retrieval) / end-to-end.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mlx26.core.profile_memory.clock import LapClock
+from mlx26.core.profile_memory.costs import MEMORY_STAGES, STAGES, CostBook
+
+PIPELINES = ("quest", "indexer", "rag", "memory")
+DEVICES = ("cpu", "gpu", "fpga")
+OFFLOADED = {  # stages whose kernels run through FpgaOps with --device fpga
+    "quest": ("prepare", "relevancy", "retrieval"),
+    "indexer": ("retrieval",),
+    "rag": ("retrieval",),
+    "memory": ("retrieval",),
+    "dense": (),
+}
+
+
+@dataclass
+class ProfileOptions:
+    pipeline: str = "quest"
+    device: str = "cpu"
+    fpga_backend: str = "emu"
+    xclbin: str | None = None
+    model: str = "tiny-llama-long"
+    context: int = 2048
+    decode_steps: int = 8
+    budget: int = 512
+    seed: int = 0
+
+
+def validate(opts: ProfileOptions) -> None:
+    """Checks that need no model (exit 2 before anything heavy loads)."""
+    if opts.pipeline not in (*PIPELINES, "dense"):
+        raise ValueError(f"Unknown pipeline '{opts.pipeline}'.", "choose one of: " + ", ".join(PIPELINES) + ", all")
+    if opts.device not in DEVICES:
+        raise ValueError(f"Unknown device '{opts.device}'.", "choose one of: " + ", ".join(DEVICES))
+    if opts.budget <= 0:
+        raise ValueError(f"--budget must be a positive number of tokens, got {opts.budget}.")
+    if opts.context < 64:
+        raise ValueError(f"--context must be at least 64 tokens, got {opts.context}.")
+    if opts.decode_steps < 1:
+        raise ValueError(f"--decode-steps must be ≥ 1, got {opts.decode_steps}.")
+    if opts.pipeline == "memory" and opts.context < 512:
+        raise ValueError(f"the memory pipeline needs at least 2 segments of 256 tokens; --context {opts.context} "
+                         "is too short.", "use --context ≥ 512")
+    if opts.pipeline == "rag" and opts.context < 96:
+        raise ValueError(f"the rag pipeline needs one 64-token chunk plus a 32-token query; --context "
+                         f"{opts.context} is too short.", "use --context ≥ 96")
+
+
+def check_positions(opts: ProfileOptions, max_positions: int) -> None:
+    if max_positions and opts.context + opts.decode_steps > max_positions:
+        raise ValueError(f"--context {opts.context} + --decode-steps {opts.decode_steps} exceeds the model's "
+                         f"{max_positions} positions.", f"use --context ≤ {max_positions - opts.decode_steps}")
+
+
+def max_positions_of(spec: str) -> int:
+    """The model's max positions from its preset or config.json, without loading weights (0 = unknown)."""
+    import json
+    from pathlib import Path
+
+    from mlx26.core.zoo.presets import get_preset
+    from mlx26.core.zoo.registry import _kind
+
+    kind, value = _kind(spec)
+    if kind == "random":
+        return int(get_preset(spec).arch.get("max_position_embeddings", 0))
+    if kind in ("zoo", "path"):
+        config = json.loads((Path(value) / "config.json").read_text(encoding="utf-8"))
+        return int(config.get("max_position_embeddings", 0) or 0)
+    return 0
+
+
+def _sync(device: Any) -> Callable[[], None]:
+    import torch
+
+    return torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+
+def _decode_loop(runner: Any, attend: Callable[..., Any], first: int, steps: int, clock: LapClock,
+                 costs: CostBook) -> None:
+    import torch
+
+    tok = first
+    for _ in range(steps):
+        tok = runner.decode(torch.tensor([tok]), lambda i, q, k, v, pos, h: attend(i, q, k, v, pos, h, clock, costs),
+                            clock, costs)
+
+
+def _plain_attend(runner: Any) -> Callable[..., Any]:
+    """Dense attention whose time stays in the runner's "other" lap (decode after a RAG/memory prompt)."""
+    from mlx26.core.profile_memory.reference import dense_attention
+
+    def attend(i: int, q: Any, k: Any, v: Any, pos: int, h: Any, clock: LapClock, costs: CostBook) -> Any:
+        runner.k_cache[i][:, pos] = k
+        runner.v_cache[i][:, pos] = v
+        keys, vals = runner.k_cache[i][:, :pos + 1], runner.v_cache[i][:, :pos + 1]
+        if runner.n_kv != runner.n_heads:
+            rep = runner.n_heads // runner.n_kv
+            keys, vals = keys.repeat_interleave(rep, 0), vals.repeat_interleave(rep, 0)
+        n = pos + 1
+        costs["other"].add(runner.n_heads * n * (4 * runner.head_dim + 5),
+                           runner.itemsize * runner.n_heads * runner.head_dim * (2 * n + 2), launches=6, calls=0)
+        return dense_attention(q, keys, vals)
+
+    return attend
+
+
+def profile(opts: ProfileOptions, model: Any, ops: Any, warn: Callable[[str], None] = lambda m: None
+            ) -> dict[str, Any]:
+    """Run one pipeline; return {"stages": {stage: seconds}, "costs": CostBook, "end_to_end_s", ...}."""
+    import torch
+
+    validate(opts)
+    from mlx26.core.profile_memory.runner import LlamaRunner
+
+    max_pos = int(getattr(model.config, "max_position_embeddings", 0) or 0)
+    check_positions(opts, max_pos)
+    device = next(model.parameters()).device
+    g = torch.Generator().manual_seed(opts.seed)
+    ids = torch.randint(0, model.config.vocab_size, (opts.context,), generator=g)
+    costs = CostBook()
+    clock = LapClock(_sync(device))
+    info: dict[str, Any] = {}
+    setup_s = 0.0
+    if opts.pipeline in ("quest", "indexer", "dense"):
+        runner = LlamaRunner(model, opts.context + opts.decode_steps)
+        pipe = _make_decoder(opts, runner, ops)
+        capture = getattr(pipe, "capture", None)
+        t0 = time.perf_counter()
+        logits, _ = runner.prefill(ids, capture=capture)
+        _sync(device)()
+        setup_s = time.perf_counter() - t0
+        first = int(torch.argmax(logits))
+        start = time.perf_counter()
+        clock.start()
+        pipe.build(clock, costs)
+        _decode_loop(runner, pipe.attend, first, opts.decode_steps, clock, costs)
+        _sync(device)()
+        end_to_end = time.perf_counter() - start
+        if pipe.clamped:
+            warn(f"Warning: --budget {opts.budget} exceeds the context; k clamped to every "
+                 f"{'page' if opts.pipeline == 'quest' else 'token'}.")
+    elif opts.pipeline == "rag":
+        end_to_end, info = _run_rag(opts, model, ops, ids, clock, costs, warn)
+    else:
+        end_to_end, info = _run_memory(opts, model, ops, ids, clock, costs, warn)
+    clock.stop()
+    times = {s: float(clock.times.get(s, 0.0)) for s in STAGES}
+    return {"pipeline": opts.pipeline, "stages": times, "costs": costs, "end_to_end_s": end_to_end,
+            "stage_sum_s": sum(times.values()), "setup_s": setup_s,
+            "memory_share": sum(times[s] for s in MEMORY_STAGES) / end_to_end if end_to_end > 0 else 0.0,
+            "info": info}
+
+
+def _make_decoder(opts: ProfileOptions, runner: Any, ops: Any) -> Any:
+    if opts.pipeline == "quest":
+        from mlx26.core.profile_memory.quest import QuestPipeline
+
+        return QuestPipeline(runner, opts.budget, ops)
+    if opts.pipeline == "indexer":
+        from mlx26.core.profile_memory.indexer import IndexerPipeline
+
+        return IndexerPipeline(runner, opts.budget, ops, seed=opts.seed)
+    from mlx26.core.profile_memory.dense import DensePipeline
+
+    return DensePipeline(runner)
+
+
+def _run_rag(opts: ProfileOptions, model: Any, ops: Any, ids: Any, clock: LapClock, costs: CostBook,
+             warn: Callable[[str], None]) -> tuple[float, dict[str, Any]]:
+    import torch
+    from mlx26.core.profile_memory import rag
+    from mlx26.core.profile_memory.runner import LlamaRunner
+
+    store_ids, query_ids = ids[:-rag.QUERY_TOKENS], ids[-rag.QUERY_TOKENS:]
+    n_chunks = store_ids.shape[0] // rag.CHUNK
+    k, clamped = rag.n_chunks_for_budget(opts.budget, max(n_chunks, 1))
+    runner = LlamaRunner(model, k * rag.CHUNK + rag.QUERY_TOKENS + opts.decode_steps)
+    emb = runner.inner.embed_tokens
+    d, size = runner.hidden, runner.itemsize
+    with torch.no_grad():
+        start = time.perf_counter()
+        clock.start()
+        chunks = rag.chunk_ids(store_ids.to(runner.device))
+        index = rag.embed(emb, chunks)
+        clock.lap("prepare")
+        query = rag.embed(emb, query_ids.to(runner.device))
+        scores = index @ query
+        clock.lap("relevancy")
+        top = ops.topk(scores[None], k)[0].to(runner.device)
+        prompt = torch.cat([chunks[top].reshape(-1), query_ids.to(runner.device)])
+        clock.lap("retrieval")
+        logits, _ = runner.prefill(prompt, costs=costs, stage="apply")
+        clock.lap("apply")
+        _decode_loop(runner, _plain_attend(runner), int(torch.argmax(logits)), opts.decode_steps, clock, costs)
+        _sync(runner.device)()
+        end_to_end = time.perf_counter() - start
+    model_costs = rag.rag_costs(n_chunks, k, d, rag.CHUNK, size)
+    in_out = {"prepare": (8.0 * store_ids.shape[0], size * n_chunks * d), "relevancy": (size * (n_chunks * d + rag.QUERY_TOKENS * d), size * n_chunks),
+              "retrieval": (size * n_chunks + 8.0 * n_chunks * rag.CHUNK, 8.0 * prompt.shape[0])}
+    for stage, (f, b, irr) in model_costs.items():
+        costs[stage].add(f, b, irregular=irr, launches={"prepare": 3, "relevancy": 3, "retrieval": 3}[stage],
+                         in_bytes=in_out[stage][0], out_bytes=in_out[stage][1])
+    if clamped:
+        warn(f"Warning: --budget {opts.budget} asks for more chunks than the store has; k clamped to {k}.")
+    anchor_ids, anchor = rag.exact_search(index.cpu().numpy(), query.cpu().numpy(), k)
+    agrees = sorted(anchor_ids.tolist()) == sorted(top.cpu().tolist())
+    return end_to_end, {"chunks": n_chunks, "k": k, "anchor": anchor, "topk_matches_anchor": agrees,
+                        "prompt_tokens": int(prompt.shape[0])}
+
+
+def _run_memory(opts: ProfileOptions, model: Any, ops: Any, ids: Any, clock: LapClock, costs: CostBook,
+                warn: Callable[[str], None]) -> tuple[float, dict[str, Any]]:
+    import torch
+    from mlx26.core.profile_memory import hmt
+    from mlx26.core.profile_memory.runner import LlamaRunner
+
+    seg = hmt.SEGMENT
+    n_seg = opts.context // seg - 1
+    if n_seg < 1:
+        raise ValueError(f"the memory pipeline needs at least 2 segments of {seg} tokens; --context {opts.context} "
+                         "is too short.", f"use --context ≥ {2 * seg}")
+    k, clamped = hmt.segments_for_budget(opts.budget, n_seg)
+    runner = LlamaRunner(model, max(seg, seg + 1 + opts.decode_steps))
+    current = ids[n_seg * seg:(n_seg + 1) * seg].to(runner.device)
+    d, size = runner.hidden, runner.itemsize
+    with torch.no_grad():
+        start = time.perf_counter()
+        clock.start()
+        bank = torch.empty(n_seg, d, dtype=runner.dtype, device=runner.device)
+        for s in range(n_seg):
+            runner.reset()
+            _, hidden = runner.prefill(ids[s * seg:(s + 1) * seg], costs=costs, stage="prepare")
+            bank[s] = hidden.mean(dim=0)
+        clock.lap("prepare")
+        query = runner.inner.embed_tokens(current).mean(dim=0)
+        scores = hmt.memory_scores(bank, query)
+        clock.lap("relevancy")
+        recalled, _ = hmt.recall(bank, scores, k, ops)
+        clock.lap("retrieval")
+        runner.reset()
+        embeds = torch.cat([recalled[None], runner.inner.embed_tokens(current)])
+        logits, _ = runner.prefill(embeds=embeds, costs=costs, stage="apply")
+        clock.lap("apply")
+        _decode_loop(runner, _plain_attend(runner), int(torch.argmax(logits)), opts.decode_steps, clock, costs)
+        _sync(runner.device)()
+        end_to_end = time.perf_counter() - start
+    for stage, (f, b, irr) in hmt.hmt_costs(n_seg, k, d, size).items():
+        costs[stage].add(f, b, irregular=irr, launches=4,
+                         in_bytes=size * (n_seg * d + d) if stage == "relevancy" else size * n_seg,
+                         out_bytes=size * n_seg if stage == "relevancy" else size * d)
+    if clamped:
+        warn(f"Warning: --budget {opts.budget} asks for more segments than memory holds; k clamped to {k}.")
+    return end_to_end, {"segments": n_seg, "k": k}

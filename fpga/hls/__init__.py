@@ -1,0 +1,1 @@
+"""HLS C++ sources (Vitis HLS; also g++-compilable for software emulation). Not Python code."""

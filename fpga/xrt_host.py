@@ -1,0 +1,114 @@
+"""pyxrt host code: run the HLS kernels of ``fpga/hls/`` on an Alveo card (e.g. the U55C).
+
+Reconstruction for ``mlx26 profile-memory --device fpga --fpga-backend xrt`` (He, Ma, Sun, Cong,
+ICML 2026 run their memory-processing kernels on an Alveo U55C; no code is public). The host
+sequence is the standard XRT native Python API: ``pyxrt.device(i)`` → ``load_xclbin`` →
+``pyxrt.kernel(device, uuid, name)`` → one ``pyxrt.bo`` per pointer argument in the kernel's
+memory bank (``kernel.group_id(arg)``) → ``bo.write`` + ``bo.sync(TO_DEVICE)`` → ``kernel(...)``
+→ ``run.wait()`` → ``bo.sync(FROM_DEVICE)`` + ``bo.read``.
+
+``pyxrt`` ships with Xilinx XRT (``source /opt/xilinx/xrt/setup.sh``); it is NOT the unrelated
+PyPI package called ``xrt``. Without it, or without an ``.xclbin`` built from ``fpga/hls`` by
+``v++``, :func:`availability` says why and the CLI exits 3 — it never falls back silently.
+This path is untested on hardware here (no card); tests drive it with a fake ``pyxrt``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+XRT_HINT = ("install Xilinx XRT and `source /opt/xilinx/xrt/setup.sh` (pyxrt ships with XRT, not with PyPI; "
+            "the PyPI package 'xrt' is unrelated), build an .xclbin from fpga/hls with v++ and pass --xclbin, "
+            "or use --fpga-backend emu")
+
+
+def availability(xclbin: str | None) -> tuple[bool, str]:
+    """(usable, reason): pyxrt importable, an xclbin given and present."""
+    if importlib.util.find_spec("pyxrt") is None:
+        where = os.environ.get("XILINX_XRT")
+        detail = f" (XILINX_XRT={where} but pyxrt is not importable)" if where else ""
+        return False, f"--fpga-backend xrt needs Xilinx XRT's pyxrt module, which is not installed{detail}."
+    if not xclbin:
+        return False, "--fpga-backend xrt needs --xclbin PATH (the kernels of fpga/hls built with v++)."
+    if not Path(xclbin).is_file():
+        return False, f"xclbin not found: {xclbin}"
+    return True, "ok"
+
+
+class XrtKernels:
+    """The same interface as :class:`mlx26.fpga.emu.EmuKernels`, run on the card through pyxrt."""
+
+    def __init__(self, xclbin: str, device_index: int = 0):
+        import numpy as np
+
+        self._np = np
+        self.pyxrt = importlib.import_module("pyxrt")
+        self.device = self.pyxrt.device(device_index)
+        self.uuid = self.device.load_xclbin(str(xclbin))
+        self._kernels: dict[str, Any] = {}
+
+    def _kernel(self, name: str) -> Any:
+        if name not in self._kernels:
+            self._kernels[name] = self.pyxrt.kernel(self.device, self.uuid, name)
+        return self._kernels[name]
+
+    def _bo_in(self, kernel: Any, arg: int, array: Any) -> Any:
+        data = self._np.ascontiguousarray(array)
+        bo = self.pyxrt.bo(self.device, max(data.nbytes, 4), self.pyxrt.bo.normal, kernel.group_id(arg))
+        bo.write(data.tobytes(), 0)
+        bo.sync(self.pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE)
+        return bo
+
+    def _bo_out(self, kernel: Any, arg: int, nbytes: int) -> Any:
+        return self.pyxrt.bo(self.device, max(nbytes, 4), self.pyxrt.bo.normal, kernel.group_id(arg))
+
+    def _read(self, bo: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+        np = self._np
+        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        bo.sync(self.pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_FROM_DEVICE)
+        return np.frombuffer(bytes(bo.read(nbytes, 0)), dtype=dtype).reshape(shape).copy()
+
+    def page_minmax(self, keys: Any, page: int) -> tuple[Any, Any]:
+        np = self._np
+        keys = np.ascontiguousarray(keys, dtype=np.float32)
+        heads, n, dim = keys.shape
+        pages = -(-n // page)
+        k = self._kernel("page_minmax")
+        b_keys = self._bo_in(k, 0, keys)
+        b_min, b_max = self._bo_out(k, 5, heads * pages * dim * 4), self._bo_out(k, 6, heads * pages * dim * 4)
+        k(b_keys, heads, n, dim, page, b_min, b_max).wait()
+        shape = (heads, pages, dim)
+        return self._read(b_min, shape, np.float32), self._read(b_max, shape, np.float32)
+
+    def page_score(self, q: Any, kmin: Any, kmax: Any) -> Any:
+        np = self._np
+        heads, pages, dim = kmin.shape
+        k = self._kernel("page_score")
+        b_q = self._bo_in(k, 0, np.asarray(q, np.float32))
+        b_lo, b_hi = self._bo_in(k, 1, np.asarray(kmin, np.float32)), self._bo_in(k, 2, np.asarray(kmax, np.float32))
+        b_out = self._bo_out(k, 6, heads * pages * 4)
+        k(b_q, b_lo, b_hi, heads, pages, dim, b_out).wait()
+        return self._read(b_out, (heads, pages), np.float32)
+
+    def topk(self, scores: Any, k_: int) -> Any:
+        np = self._np
+        rows, n = scores.shape
+        k = self._kernel("topk_select")
+        b_s = self._bo_in(k, 0, np.asarray(scores, np.float32))
+        b_out = self._bo_out(k, 4, rows * k_ * 4)
+        k(b_s, rows, n, k_, b_out).wait()
+        return self._read(b_out, (rows, k_), np.int32)
+
+    def gather(self, src: Any, idx: Any) -> Any:
+        np = self._np
+        rows, n, width = src.shape
+        k = self._kernel("gather_rows")
+        b_src = self._bo_in(k, 0, np.asarray(src, np.float32))
+        b_idx = self._bo_in(k, 4, np.asarray(idx, np.int32))
+        b_out = self._bo_out(k, 6, rows * idx.shape[1] * width * 4)
+        k(b_src, rows, n, width, b_idx, idx.shape[1], b_out).wait()
+        return self._read(b_out, (rows, idx.shape[1], width), np.float32)

@@ -1,0 +1,191 @@
+"""Device specs, roofline bounds on every built-in, the placement model, spec files, the pyxrt host path."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import numpy as np
+import pytest
+from mlx26.core.profile_memory.costs import CostBook, StageCost
+from mlx26.core.profile_memory.devices import BUILTIN, DeviceSpec, load_specs, measured_spec
+from mlx26.core.profile_memory.placement import plan
+
+
+@pytest.fixture(scope="module")
+def profiled(tiny_model):
+    from mlx26.core.profile_memory.ops import TorchOps
+    from mlx26.core.profile_memory.profiler import ProfileOptions, profile
+
+    out = {}
+    for name in ("quest", "indexer", "rag", "memory"):
+        out[name] = profile(ProfileOptions(pipeline=name, model="tiny-llama", context=800, decode_steps=2,
+                                           budget=256), tiny_model, TorchOps())
+    return out
+
+
+def _specs():
+    return [*BUILTIN.values(), measured_spec(50e9, 10e9, 1)]
+
+
+def test_relevancy_and_retrieval_memory_bound_everywhere(profiled):
+    for name, result in profiled.items():
+        for stage in ("relevancy", "retrieval"):
+            cost = result["costs"][stage]
+            for spec in _specs():
+                assert spec.bound(cost) == "memory", (name, stage, spec.name, cost.intensity, spec.ridge)
+
+
+def test_prefill_apply_compute_bound_everywhere(profiled):
+    for name in ("rag", "memory"):  # their apply is the prefill of the augmented / memory prompt
+        cost = profiled[name]["costs"]["apply"]
+        assert cost.pinned
+        for spec in _specs():
+            assert spec.bound(cost) == "compute", (name, spec.name, cost.intensity, spec.ridge)
+
+
+def test_stage_times_sum_to_end_to_end(profiled):
+    for name, result in profiled.items():
+        assert result["stage_sum_s"] == pytest.approx(result["end_to_end_s"], rel=0.05), name
+        assert 0 < result["memory_share"] < 1
+
+
+def test_roofline_time_formula():
+    spec = DeviceSpec("x", "gpu", peak_flops=1e12, mem_bw=1e11, active_w=1, idle_w=0, launch_s=1e-6,
+                      flop_eff=0.5, bw_eff=0.5, irregular_eff=0.25)
+    cost = StageCost(flops=1e9, bytes=2e8, irregular=1e8, launches=3, calls=1)
+    # memory: 1e8/(5e10) + 1e8/(2.5e10) = 6 ms; compute: 1e9/5e11 = 2 ms; + 3 launches
+    assert spec.time(cost) == pytest.approx(6e-3 + 3e-6)
+    assert spec.bound(cost) == "memory" and spec.ridge == 10
+
+
+def _book(memory_bytes: float) -> dict[str, StageCost]:
+    book = CostBook()
+    book["other"].add(2e9, 4e9, launches=200)  # the model: dominant when memory_bytes is 0
+    if memory_bytes:
+        book["prepare"].add(memory_bytes * 0.01, memory_bytes * 0.1, launches=4, in_bytes=1e4)
+        book["relevancy"].add(memory_bytes * 0.25, memory_bytes, launches=3)
+        book["retrieval"].add(memory_bytes * 0.001, memory_bytes, irregular=memory_bytes, launches=5)
+        book["apply"].add(memory_bytes * 0.25, memory_bytes * 0.5, launches=4, out_bytes=1e4)
+    return book.stages
+
+
+@pytest.mark.parametrize("gpu", ["MI210", "A100"])
+def test_hetero_speedup_follows_the_memory_share(gpu):
+    high = plan(_book(4e10), BUILTIN[gpu], BUILTIN["U55C"], "auto", True)
+    none = plan(_book(0.0), BUILTIN[gpu], BUILTIN["U55C"], "auto", True)
+    assert high["speedup"] > 1 and high["on_fpga"]
+    assert none["speedup"] <= 1 and none["on_fpga"] == []
+    assert none["energy_ratio"] < 1  # an idle FPGA still draws power
+    forced = plan(_book(0.0), BUILTIN[gpu], BUILTIN["U55C"], "hetero", False)
+    assert forced["speedup"] <= 1
+    assert "MODELLED" in high["label"] and high["paper_speedup_range"] == [1.04, 2.2]
+    assert any("overlap ON" in a for a in high["assumptions"])
+
+
+def test_overlap_off_is_never_faster():
+    book = _book(4e10)
+    on = plan(book, BUILTIN["MI210"], BUILTIN["U55C"], "hetero", True)
+    off = plan(book, BUILTIN["MI210"], BUILTIN["U55C"], "hetero", False)
+    assert off["hetero_s"] >= on["hetero_s"] and off["on_fpga"] == on["on_fpga"]
+    gpu = plan(book, BUILTIN["MI210"], BUILTIN["U55C"], "gpu", True)
+    assert gpu["speedup"] == 1 and gpu["on_fpga"] == []
+
+
+def test_pinned_stays_on_gpu(profiled):
+    p = plan(profiled["rag"]["costs"].stages, BUILTIN["MI210"], BUILTIN["U55C"], "auto", True)
+    assert "apply" not in p["on_fpga"]
+
+
+def test_spec_file_round_trip(tmp_path):
+    path = tmp_path / "specs.json"
+    path.write_text(json.dumps({"gpu": "A100", "fpga": {"base": "U55C", "active_w": 75}}))
+    specs = load_specs(str(path))
+    assert specs["gpu"] is BUILTIN["A100"] and specs["fpga"].active_w == 75 and specs["fpga"].mem_bw == 460e9
+    full = dict(BUILTIN["U55C"].to_dict(), name="mine")
+    path.write_text(json.dumps({"fpga": full}))
+    assert load_specs(str(path))["fpga"].name == "mine"
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ("{not json", "cannot parse"),
+    ("[1, 2]", "keys 'gpu'"),
+    ('{"tpu": "A100"}', "keys 'gpu'"),
+    ('{"gpu": "H999"}', "unknown device"),
+    ('{"gpu": {"base": "A100", "mem_bw": -1}}', "mem_bw"),
+    ('{"gpu": {"base": "A100", "colour": 1}}', "unknown field"),
+    ('{"gpu": {"name": "x", "kind": "gpu"}}', "missing field"),
+    ('{"fpga": "A100"}', "is a gpu"),
+])
+def test_malformed_specs(tmp_path, text, needle):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=needle):
+        load_specs(str(path))
+
+
+def test_pyxrt_host_sequence_with_a_fake_module(monkeypatch, tmp_path):
+    """The XRT path follows device → load_xclbin → kernel → bo write/sync → run → wait → sync/read."""
+    calls = []
+    store: dict[int, bytes] = {}
+
+    class Bo:
+        normal = 0
+
+        def __init__(self, device, size, flags, group):
+            self.id, self.size = len(store), size
+            store[self.id] = b"\0" * size
+            calls.append(("bo", size, group))
+
+        def write(self, data, offset):
+            store[self.id] = bytes(data)
+            calls.append(("write", len(data)))
+
+        def sync(self, direction):
+            calls.append(("sync", direction))
+
+        def read(self, size, offset):
+            return store[self.id][:size]
+
+    class Kernel:
+        def __init__(self, device, uuid, name):
+            self.name = name
+            calls.append(("kernel", name))
+
+        def group_id(self, arg):
+            return arg
+
+        def __call__(self, *args):
+            calls.append(("run", self.name))
+            scores = np.frombuffer(store[args[0].id], np.float32).reshape(args[1], args[2])
+            import torch
+            from mlx26.core.profile_memory.reference import topk_stable
+
+            idx = topk_stable(torch.from_numpy(scores.copy()), args[3]).numpy().astype(np.int32)
+            store[args[4].id] = idx.tobytes()
+            return types.SimpleNamespace(wait=lambda: calls.append(("wait",)))
+
+    class Device:
+        def __init__(self, index):
+            calls.append(("device", index))
+
+        def load_xclbin(self, path):
+            calls.append(("load_xclbin", path))
+            return "uuid"
+
+    fake = types.SimpleNamespace(device=Device, kernel=Kernel, bo=Bo, xclBOSyncDirection=types.SimpleNamespace(
+        XCL_BO_SYNC_BO_TO_DEVICE="to", XCL_BO_SYNC_BO_FROM_DEVICE="from"))
+    monkeypatch.setitem(sys.modules, "pyxrt", fake)
+    from mlx26.fpga.xrt_host import XrtKernels
+
+    xclbin = tmp_path / "k.xclbin"
+    xclbin.write_bytes(b"x")
+    k = XrtKernels(str(xclbin))
+    scores = np.random.default_rng(0).standard_normal((2, 30)).astype(np.float32)
+    got = k.topk(scores, 5)
+    assert got.shape == (2, 5) and got[0].tolist() == sorted(range(30), key=lambda i: -scores[0, i])[:5]
+    names = [c[0] for c in calls]
+    assert names[:3] == ["device", "load_xclbin", "kernel"]
+    assert names.index("write") < names.index("run") < names.index("wait") < len(names) - 1
+    assert ("sync", "to") in calls and calls[-1] == ("sync", "from")
