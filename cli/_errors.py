@@ -36,6 +36,13 @@ EXTRA_FOR_MODULE = {
     "mujoco": "ogbench",
     "stable_baselines3": "sb3",
     "safetensors": "zoo",
+    "peft": "select",
+    "matplotlib": "select",
+    "faiss": "profile-memory",
+    "hqq": "quantize-moe",
+    "bandit": "score-code",
+    "miniwob": "rpa",
+    "selenium": "rpa",
 }
 
 

@@ -32,6 +32,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("zoo", "mlx26.cli.zoo:app", "Small language models and corpora that mlx26 trains and ships itself."),
     ("llm", "mlx26.cli.llm:app", "LLM backends: chat, an OpenAI-compatible server, token and cost ledgers."),
     ("rpa-distill", "mlx26.cli.rpa_distill:app", "Distil agent trajectories into robust RPA functions (AutoRPA reconstruction)."),
+    ("select-batch", "mlx26.cli.select_batch:app", "PartitionSel minibatch selection under per-domain budgets (Agrawal et al.)."),
     ("score-code", "mlx26.cli.score_code:app", "Step-level security scores along code: detection and ranking (SecCodePRM, Yu et al.)."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
@@ -39,6 +40,7 @@ GROUPS: list[tuple[str, str, str]] = [
 DEFAULT_SUBCOMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "simplify": ("run", ("run", "equiv", "mine", "decontam", "bench")),
     "table-decompose": ("run", ("run", "eval")),
+    "select-batch": ("run", ("run", "train", "demo-data")),
     "score-code": ("score", ("score", "detect", "label", "corpus", "train", "rank")),
 }
 

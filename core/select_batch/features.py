@@ -1,0 +1,176 @@
+"""Per-example gradient features for PartitionSel (Agrawal et al., ICML 2026).
+
+g_i is the gradient of example i's causal-LM loss (mean over its predicted tokens) with
+respect to one parameter subset, computed for a whole batch at once with
+``torch.func.vmap(grad(...))``:
+
+* ``last-layer`` — the LM head weight (for tied embeddings: the gradient through the output
+  use only); the frozen trunk runs once without autograd;
+* ``last-block`` — every parameter of the last decoder layer; the layers below run once
+  without autograd, the last layer, final norm and head run under ``vmap(grad)``;
+* ``lora`` — peft LoRA adapters (rank 4, q_proj and v_proj) on the last decoder layer. LoRA's
+  B matrices start at zero, so at initialisation only the B gradients are non-zero.
+
+Then an optional seeded CountSketch to ``proj_dim`` dimensions (our reconstruction: a sparse
+JL sketch, O(p) per example, where a dense Gaussian projection would be O(p·d)), and L2
+normalisation. :func:`clean_rows` drops NaN/Inf and all-zero rows and says how many.
+The functions that need torch import it inside.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+GRAD_PARAMS = ("last-layer", "last-block", "lora")
+ZERO_NORM = 1e-12
+
+
+def clean_rows(G: np.ndarray, what: str = "pool") -> tuple[np.ndarray, np.ndarray, int]:
+    """(L2-normalised finite non-zero rows, boolean keep mask, number dropped)."""
+    G = np.asarray(G, dtype=np.float64)
+    if G.ndim != 2 or G.shape[0] == 0 or G.shape[1] == 0:
+        raise ValueError(f"{what} gradients must be a non-empty 2-D array (rows × dims), got shape {G.shape}.")
+    finite = np.all(np.isfinite(G), axis=1)
+    norms = np.linalg.norm(np.where(finite[:, None], G, 0.0), axis=1)
+    keep = finite & (norms > ZERO_NORM)
+    if not keep.any():
+        raise ValueError(f"every {what} gradient row is NaN, infinite or zero.")
+    return G[keep] / norms[keep, None], keep, int((~keep).sum())
+
+
+def check_dims(pool: np.ndarray, val: np.ndarray) -> None:
+    if np.ndim(pool) != 2 or np.ndim(val) != 2 or pool.shape[1] != val.shape[1]:
+        raise ValueError(f"pool gradients have dimension {np.shape(pool)[-1]} but validation gradients have "
+                         f"{np.shape(val)[-1]}.", "compute both with the same model, parameters and projection")
+
+
+def count_sketch(X: Any, dim: int, seed: int) -> Any:
+    """Seeded CountSketch of the rows of a torch tensor X (n × p) to n × dim."""
+    import torch
+
+    n, p = X.shape
+    gen = torch.Generator().manual_seed(int(seed))
+    buckets = torch.randint(0, dim, (p,), generator=gen)
+    signs = torch.randint(0, 2, (p,), generator=gen, dtype=torch.int8).to(X.dtype) * 2 - 1
+    return torch.zeros(n, dim, dtype=X.dtype).index_add_(1, buckets, X * signs)
+
+
+@dataclass
+class Featurizer:
+    """Gradient features of texts under ``model`` (a transformers Llama-style causal LM)."""
+
+    model: Any
+    tokenizer: Any
+    grad_params: str = "last-layer"
+    proj_dim: int = 512
+    seed: int = 0
+    seq_len: int = 64
+    lora_rank: int = 4
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.grad_params not in GRAD_PARAMS:
+            raise ValueError(f"Unknown gradient parameters '{self.grad_params}'.",
+                             "choose one of: " + ", ".join(GRAD_PARAMS))
+        if self.proj_dim < 0:
+            raise ValueError(f"--proj-dim must be ≥ 0 (0 = no projection), got {self.proj_dim}.")
+        if self.seq_len < 2:
+            raise ValueError(f"the sequence length must be ≥ 2, got {self.seq_len}.")
+        if self.grad_params == "lora":
+            self.model = add_lora(self.model, self.lora_rank)
+
+    # ---- batching helpers
+    def encode(self, texts: list[str]) -> tuple[Any, Any]:
+        enc = self.tokenizer(list(texts), return_tensors="pt", padding=True, truncation=True,
+                             max_length=self.seq_len)
+        return enc["input_ids"], enc["attention_mask"]
+
+    def features(self, texts: list[str]) -> np.ndarray:
+        """n × d float64 features (projected when proj_dim > 0; not yet normalised)."""
+        import torch
+
+        ids, mask = self.encode(texts)
+        with torch.no_grad():
+            grads = self._grads(ids, mask)
+        flat = torch.cat([g.reshape(g.shape[0], -1) for g in grads.values()], dim=1)
+        if self.proj_dim and flat.shape[1] > self.proj_dim:
+            flat = count_sketch(flat, self.proj_dim, self.seed)
+        return flat.double().numpy()
+
+    def _grads(self, ids: Any, mask: Any) -> dict[str, Any]:
+        import torch
+        from torch.func import functional_call, grad, vmap
+
+        base = inner_llama(self.model)
+        positions = torch.arange(ids.shape[1]).unsqueeze(0)
+        out = base.model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+        head = base.lm_head
+
+        def token_loss(logits: Any, y: Any, m: Any) -> Any:
+            losses = torch.nn.functional.cross_entropy(logits[:-1], y[1:], reduction="none")
+            weight = m[1:].to(logits.dtype)
+            return (losses * weight).sum() / weight.sum()
+
+        if self.grad_params == "last-layer":
+            params = {"weight": head.weight.detach()}
+
+            def loss(p: dict[str, Any], h: Any, y: Any, m: Any) -> Any:
+                return token_loss(h @ p["weight"].T, y, m)
+
+            return vmap(grad(loss), in_dims=(None, 0, 0, 0))(params, out.hidden_states[-1], ids, mask)
+        layer = base.model.layers[-1]
+        if self.grad_params == "lora":
+            params = {k: v.detach() for k, v in layer.named_parameters() if "lora_" in k}
+        else:
+            params = {k: v.detach() for k, v in layer.named_parameters()}
+
+        def block_loss(p: dict[str, Any], h: Any, y: Any, m: Any) -> Any:
+            h = h.unsqueeze(0)
+            rope = base.model.rotary_emb(h, positions)
+            o = functional_call(layer, p, (h,), {"position_embeddings": rope, "position_ids": positions,
+                                                 "attention_mask": None})
+            o = o[0] if isinstance(o, tuple) else o
+            return token_loss(head(base.model.norm(o))[0], y, m)
+
+        with warnings.catch_warnings():  # sdpa has no vmap batching rule on CPU: a loop, still correct
+            warnings.filterwarnings("ignore", message=".*performance drop.*")
+            return vmap(grad(block_loss), in_dims=(None, 0, 0, 0))(params, out.hidden_states[-2], ids, mask)
+
+
+def inner_llama(model: Any) -> Any:
+    """The transformers causal LM inside a peft wrapper (or the model itself)."""
+    if hasattr(model, "base_model") and hasattr(model.base_model, "model") and hasattr(model, "peft_config"):
+        return model.base_model.model
+    return model
+
+
+def add_lora(model: Any, rank: int = 4) -> Any:
+    """Wrap ``model`` with peft LoRA adapters on the last decoder layer's q_proj and v_proj."""
+    if hasattr(model, "peft_config"):
+        return model
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError as exc:
+        raise ModuleNotFoundError("--grad-params lora needs peft (pip install 'mlx26[select]')",
+                                  name="peft") from exc
+    last = len(model.model.layers) - 1
+    config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=["q_proj", "v_proj"],
+                        layers_to_transform=[last], init_lora_weights=True)
+    with warnings.catch_warnings():  # peft calls a transformers API that is deprecated in v5
+        warnings.simplefilter("ignore", FutureWarning)
+        return get_peft_model(model, config)
+
+
+def per_example_loss(model: Any, ids: Any, mask: Any) -> Any:
+    """Token-mean causal-LM loss of every row (right padding ignored), shape (n,)."""
+    import torch
+
+    logits = model(input_ids=ids, attention_mask=mask).logits
+    losses = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]),
+                                               ids[:, 1:].reshape(-1), reduction="none").view(ids.shape[0], -1)
+    weight = mask[:, 1:].to(losses.dtype)
+    return (losses * weight).sum(dim=1) / weight.sum(dim=1)

@@ -1,0 +1,94 @@
+"""Gradient features: vmap(grad) against a plain autograd loop, CountSketch, row cleaning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mlx26.core.select_batch.features import check_dims, clean_rows
+
+TEXTS = ["def add(a, b):\n    return a + b\n", "Question: Mia has 3 apples. She buys 4 more.\nAnswer: 7\n",
+         "The quick brown fox jumps over the lazy dog, again and again.", "x = [i * i for i in range(10)]"]
+
+
+def test_clean_rows_drops_and_counts():
+    G = np.array([[1.0, 0.0], [np.nan, 1.0], [0.0, 0.0], [3.0, 4.0], [np.inf, 0.0]])
+    clean, keep, dropped = clean_rows(G)
+    assert dropped == 3 and keep.tolist() == [True, False, False, True, False]
+    np.testing.assert_allclose(clean, [[1.0, 0.0], [0.6, 0.8]])
+    with pytest.raises(ValueError, match="every pool gradient row"):
+        clean_rows(np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="dimension 3 but validation gradients have 2"):
+        check_dims(np.ones((2, 3)), np.ones((1, 2)))
+
+
+def test_count_sketch_preserves_inner_products_and_is_seeded():
+    torch = pytest.importorskip("torch")
+    from mlx26.core.select_batch.features import count_sketch
+
+    gen = torch.Generator().manual_seed(0)
+    X = torch.randn(6, 20000, generator=gen, dtype=torch.float64)
+    X[1] = X[0] + 0.5 * X[1]
+    S = count_sketch(X, 2048, seed=3)
+    assert torch.equal(S, count_sketch(X, 2048, seed=3)) and not torch.equal(S, count_sketch(X, 2048, seed=4))
+    exact, approx = X @ X.T, S @ S.T
+    scale = torch.sqrt(torch.outer(exact.diag(), exact.diag()))
+    assert float(((approx - exact) / scale).abs().max()) < 0.12  # JL-type error ~ 1/sqrt(2048)
+
+
+@pytest.fixture(scope="module")
+def zoo():
+    pytest.importorskip("transformers")
+    import torch
+    from mlx26.core.zoo import load_model, load_tokenizer
+
+    torch.set_num_threads(1)
+    return load_model, load_tokenizer("tiny-llama")
+
+
+def _reference(model, feat, params, hidden_detached: bool):
+    """Per-example gradients by a plain autograd loop, one example at a time."""
+    import torch
+    from mlx26.core.select_batch.features import inner_llama
+
+    ids, mask = feat.encode(TEXTS)
+    base = inner_llama(model)
+    rows = []
+    for i in range(len(TEXTS)):
+        n = int(mask[i].sum())
+        x = ids[i: i + 1, :n]
+        if hidden_detached:  # the LM head only: the trunk is a constant
+            with torch.no_grad():
+                h = base.model(input_ids=x).last_hidden_state
+            logits = h @ params[0].T
+        else:
+            logits = model(input_ids=x).logits
+        loss = torch.nn.functional.cross_entropy(logits[0, :-1], x[0, 1:])
+        grads = torch.autograd.grad(loss, params, allow_unused=True)
+        rows.append(torch.cat([g.reshape(-1) for g in grads]).double().numpy())
+    return np.stack(rows)
+
+
+@pytest.mark.parametrize("grad_params", ["last-layer", "last-block", "lora"])
+def test_vmap_features_equal_autograd_loop(zoo, grad_params):
+    if grad_params == "lora":
+        pytest.importorskip("peft")
+    from mlx26.core.select_batch.features import Featurizer, inner_llama
+
+    load_model, tok = zoo
+    feat = Featurizer(load_model("tiny-llama"), tok, grad_params, proj_dim=0, seq_len=32)
+    got = feat.features(TEXTS)
+    base = inner_llama(feat.model)
+    if grad_params == "last-layer":
+        params = [base.lm_head.weight]
+    elif grad_params == "last-block":
+        params = list(base.model.layers[-1].parameters())
+    else:
+        params = [p for name, p in base.model.layers[-1].named_parameters() if "lora_" in name]
+        assert params and all(p.requires_grad for p in params)
+    for p in params:
+        p.requires_grad_(True)
+    ref = _reference(feat.model, feat, params, hidden_detached=grad_params == "last-layer")
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, atol=2e-5 * np.abs(ref).max())
+    projected = Featurizer(feat.model, tok, grad_params, proj_dim=64, seq_len=32).features(TEXTS)
+    assert projected.shape == (len(TEXTS), 64 if ref.shape[1] > 64 else ref.shape[1])
