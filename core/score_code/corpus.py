@@ -9,6 +9,14 @@ for inter-procedural distance), and a safe counterpart for each (parameterised q
 list, safe loader, strong hash, basename/realpath check, environment secret; some safe files
 keep the sink but sanitise earlier, so the context decides).
 
+The pattern's position is drawn per file (seeded, the same for vulnerable and safe files, so
+position says nothing about the label): ``early`` (the handler right after the imports, the
+irrelevant code after it), ``middle`` (filler functions on both sides, filler blocks around the
+sink) or ``late`` (the sink near the end of the file), so that line prefixes of every length
+contain vulnerable code in some files (partial-code detection). Some filler functions use the
+patterns' APIs benignly, and the sink's result variable is named at random, so that neither an
+API name nor a variable name alone is a cue.
+
 Labels come from the templates' ground truth (``#!V`` marks on the lines a fix changes), not
 from an analyzer. Some variants (``hard``) are written so that bandit misses them (aliases,
 module-level constants, positional secrets, unflagged loaders, any path traversal); our local
@@ -19,6 +27,7 @@ semgrep's constant propagation resolves). The benchmark measures what is really 
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 
 CWES = {"CWE-78": "command injection", "CWE-89": "SQL injection", "CWE-502": "unsafe deserialization",
@@ -87,6 +96,7 @@ IMPORTS = ["import hashlib", "import json", "import os", "import pickle", "impor
 NAMES = ["user", "name", "item", "path", "target", "host", "data", "blob", "token_in", "fname", "query_arg",
          "record", "value", "entry", "key_in", "label", "doc", "arg"]
 KEYS = ["name", "file", "q", "id", "host", "cmd", "doc", "user"]
+RESULTS = ["obj", "result", "res", "parsed", "ret", "loaded"]
 ALIASES = ["run_shell", "sh", "execute", "shell_out", "do_cmd", "runner"]
 FILLER_FUNCS = [
     ["def {f}(values):", "    total = 0", "    for v in values:", "        total += v * v", "    return total"],
@@ -102,6 +112,13 @@ FILLER_FUNCS = [
      "    return timeout * retries"],
     ["def {f}(n):", "    a, b = 0, 1", "    for _ in range(n):", "        a, b = b, a + b", "    return a"],
     ["def {f}(msg):", "    log.info(\"processing %s\", msg)", "    return msg.strip().lower()"],
+    # benign uses of the same APIs as the patterns (real code is full of them; no analyzer flags them)
+    ["def {f}(raw):", "    data = json.loads(raw)", "    return data.get(\"items\", [])"],
+    ["def {f}(text):", "    return hashlib.sha256(text.encode()).hexdigest()"],
+    ["def {f}(stream):", "    doc = yaml.safe_load(stream)", "    return doc or {{}}"],
+    ["def {f}(cur, key):", "    cur.execute(\"SELECT value FROM settings WHERE key = ?\", (key,))",
+     "    return cur.fetchone()"],
+    ["def {f}(name):", "    return os.path.join(\"/srv/static\", os.path.basename(name))"],
 ]
 FILLER_BLOCKS = [
     ["count = len({w})", "log.debug(\"count=%d\", count)"],
@@ -149,6 +166,32 @@ def _filler_functions(rng: random.Random, n: int, used: set[str]) -> list[list[s
     return out
 
 
+PLACEMENTS = ("early", "middle", "late")
+
+
+def _layout(rng: random.Random, placement: str, inter: bool, minimal: bool, n_blocks: int
+            ) -> tuple[int, int, int, int, bool]:
+    """Filler functions (before the helper, between helper and handler, after the handler), filler
+    blocks before the sink inside the handler, and whether the helper follows the handler.
+
+    ``late``: the sink closes the handler near the end of the file (little code after it);
+    ``middle``: filler functions on both sides and filler blocks around the sink; ``early``: the
+    handler comes right after the imports and everything irrelevant follows it. The helper keeps
+    the source one call away; in ``early`` files it is sometimes defined after the handler that
+    calls it (legal Python, and the inter-procedural distance stays without pushing the sink down).
+    """
+    helper_after = inter and placement == "early" and rng.random() < 0.5
+    if placement == "late":
+        n_pre, n_mid, n_post, k = rng.randint(0, 3), rng.randint(0, 3), rng.randint(0, 2), n_blocks
+    elif placement == "middle":
+        n_pre, n_mid, n_post, k = rng.randint(0, 2), rng.randint(0, 2), rng.randint(3, 6), rng.randint(0, n_blocks)
+    else:
+        n_pre, n_mid, n_post, k = 0, rng.randint(0, 1), rng.randint(7, 12), 0
+    if minimal:  # short files: no filler functions (the filler blocks still follow the placement)
+        n_pre = n_mid = n_post = 0
+    return n_pre, n_mid if inter else 0, n_post, k, helper_after
+
+
 def generate_one(rng: random.Random, index: int, vulnerable: bool) -> Example:
     if vulnerable:
         cwe, pattern, hard, module, setup, sink = rng.choice(VULN)
@@ -163,38 +206,41 @@ def generate_one(rng: random.Random, index: int, vulnerable: bool) -> Example:
     used: set[str] = set()
     source = _fill([rng.choice(SOURCES)], **kw)[0]
     inter = rng.random() < 0.5
-    body: list[list[str]] = []
+    placement = rng.choice(PLACEMENTS)  # where the source→sink pattern sits in the file
+    minimal = rng.random() < 0.2  # short files: no preamble, no filler functions
     fn = rng.choice(["handle", "serve", "process_request", "run_job", "do_work", "endpoint"])
     helper = f"get_{v}"
     blocks = [_fill(b, **kw) for b in rng.sample(FILLER_BLOCKS, rng.randint(0, 4))]
+    n_pre, n_mid, n_post, k, helper_after = _layout(rng, placement, inter, minimal, len(blocks))
     fn_args = rng.choice(["cur, payload, sock", "cur, payload, sock, " + v])
-    head = [f"{v} = {helper}()" if inter else f"{v} = {source}"]
-    body.append(head)
+    body: list[list[str]] = [[f"{v} = {helper}()" if inter else f"{v} = {source}"]]
     pre = _fill(setup, **kw)
     if pre and rng.random() < 0.5:  # a sanitiser / query builder right after the source, or just before the sink
         body[0] += pre
         pre = []
-    body += blocks
-    sink_lines = _fill(sink, **kw)
-    returns = rng.random() < 0.3 and sink_lines[-1].startswith("obj = ")
-    if returns:  # `return <expr>` instead of `obj = <expr>` … `return obj`
-        sink_lines[-1] = "return " + sink_lines[-1][len("obj = "):]
+    body += blocks[:k]
+    result = rng.choice(RESULTS)  # the name of the sink's result varies: no name is a cue
+    sink_lines = [re.sub(r"\bobj\b", result, line) for line in _fill(sink, **kw)]
+    # `return <expr>` instead of `obj = <expr>` … `return obj` (only when no filler follows the sink)
+    returns = k == len(blocks) and rng.random() < 0.3 and sink_lines[-1].startswith(f"{result} = ")
+    if returns:
+        sink_lines[-1] = "return " + sink_lines[-1][len(f"{result} = "):]
     body.append(pre + sink_lines)
+    body += blocks[k:]
     if not returns:
-        body.append(["return obj" if any("obj =" in s for s in sink) else "return None"])
-    imports = sorted(set(rng.sample(IMPORTS, rng.randint(1, 6)) + ["import logging", "import time"])
-                     | _needed_imports(sink + setup + [source]))
-    minimal = rng.random() < 0.2  # short files: no preamble, no filler functions
-    parts: list[list[str]] = [imports]
+        body.append([f"return {result}" if any("obj =" in s for s in sink) else "return None"])
+    imports = set(rng.sample(IMPORTS, rng.randint(1, 6)) + ["import logging", "import time"])
+    parts: list[list[str]] = [[]]  # the imports, filled in once every line is known
     if not minimal:
         parts.append(["log = logging.getLogger(__name__)", "START = time.time()",
                       "USER, HOST, URL = \"svc\", \"db.local\", \"https://api.local\""])
     if module:
         parts.append(_fill(module, **kw))
-    parts += _filler_functions(rng, 0 if minimal else rng.randint(0, 3), used)
-    if inter:
-        parts.append([f"def {helper}():", f"    return {source}"])
-        parts += _filler_functions(rng, 0 if minimal else rng.randint(0, 3), used)
+    parts += _filler_functions(rng, n_pre, used)
+    helper_part = [f"def {helper}():", f"    return {source}"]
+    if inter and not helper_after:
+        parts.append(helper_part)
+        parts += _filler_functions(rng, n_mid, used)
     func = [f"def {fn}({fn_args}):"]
     compact = rng.random() < 0.3  # no blank lines inside the function: one block
     for i, block in enumerate(body):
@@ -202,7 +248,11 @@ def generate_one(rng: random.Random, index: int, vulnerable: bool) -> Example:
             func.append("")
         func += ["    " + line if line else "" for line in block]
     parts.append(func)
-    parts += _filler_functions(rng, 0 if minimal else rng.randint(0, 2), used)
+    if helper_after:
+        parts += _filler_functions(rng, n_mid, used)
+        parts.append(helper_part)
+    parts += _filler_functions(rng, n_post, used)
+    parts[0] = sorted(imports | _needed_imports([line for part in parts[1:] for line in part]))
     lines: list[str] = []
     for i, part in enumerate(parts):
         if i:
@@ -211,8 +261,9 @@ def generate_one(rng: random.Random, index: int, vulnerable: bool) -> Example:
     marked = [n for n, line in enumerate(lines, 1) if line.endswith(MARK)]
     text = "\n".join(line[: -len(MARK)] if line.endswith(MARK) else line for line in lines) + "\n"
     return Example(f"ex{index:05d}", text, marked, cwe, pattern, vulnerable, hard,
-                   {"inter_procedural": inter, "filler_blocks": len(blocks), "minimal": minimal,
-                    "compact": compact})
+                   {"inter_procedural": inter, "placement": placement, "helper_after_handler": helper_after,
+                    "filler_blocks": len(blocks), "filler_blocks_after_sink": len(blocks) - k,
+                    "filler_functions_after": n_post, "minimal": minimal, "compact": compact})
 
 
 def _needed_imports(lines: list[str]) -> set[str]:

@@ -76,3 +76,21 @@ def test_pair_examples_from_files_and_jsonl(tmp_path):
         ("p.jsonl:1#vulnerable", True, [1], "CWE-502"), ("p.jsonl:1#fixed", False, [], "CWE-502")]
     result = evaluate(examples, {"linear": load_model("linear")}, analyzers=(), prefixes=(0.5,))
     assert result["files"] == 4 and result["vulnerable_files"] == 2
+
+
+def test_pattern_placement_varies_and_does_not_reveal_the_label():
+    """Sinks sit early, in the middle and late, so every partial-code prefix has vulnerable cases."""
+    from mlx26.core.score_code.detect import prefix_text
+    from mlx26.core.score_code.segment import split_lines
+
+    examples = generate(300, seed=8)
+    for vulnerable in (True, False):
+        assert {e.meta["placement"] for e in examples if e.vulnerable == vulnerable} == {"early", "middle", "late"}
+    assert any(e.meta["helper_after_handler"] for e in examples)
+    vuln = [e for e in examples if e.vulnerable]
+    for frac, at_least in ((0.25, 0.15), (0.5, 0.35), (0.75, 0.55)):
+        inside = sum(any(n <= len(split_lines(prefix_text(e.text, frac))) for n in e.vulnerable_lines) for e in vuln)
+        assert inside >= at_least * len(vuln), (frac, inside, len(vuln))
+    # early placements really are early: the first vulnerable line within the first 40 % of the file
+    early = [e for e in vuln if e.meta["placement"] == "early" and not e.meta["minimal"]]
+    assert early and all(min(e.vulnerable_lines) <= 0.4 * len(split_lines(e.text)) for e in early)
