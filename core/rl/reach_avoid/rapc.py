@@ -46,7 +46,9 @@ COMPENSATIONS = ("none", "horizon", "adaptive")
 
 
 @dataclass
-class Hyperparams:
+class ConstrainedHyperparams:
+    """What RAPC and the PPO-Lagrangian baseline (:mod:`.ppo_lag`) share."""
+
     p: float = doc(0.9, "required reach-avoid probability, in (0, 1]")
     gamma_ra: float = doc(0.99, "reach-avoid discount γ_RA, in (0, 1)")
     gamma: float = doc(0.99, "cost discount")
@@ -54,8 +56,6 @@ class Hyperparams:
     lr: float = doc(3e-4, "Adam learning rate")
     lambda_lr: float = doc(0.5, "step size of the Lagrange multiplier")
     lambda_init: float = doc(1.0, "initial Lagrange multiplier")
-    compensation: str = doc("none", "γ^τ compensation of Ĵ_RA: none | horizon | adaptive")
-    project: bool = doc(True, "symmetric projection of conflicting gradients")
     num_envs: int = doc(4, "parallel environments")
     num_steps: int = doc(128, "steps per env per rollout")
     num_minibatches: int = doc(4, "minibatches per epoch")
@@ -65,15 +65,24 @@ class Hyperparams:
     max_grad_norm: float = doc(0.5, "gradient-norm clip")
     hidden: tuple = doc((64, 64), "actor and critic hidden sizes")
 
-    def validate(self) -> None:
+    def check_common(self, algo: str) -> None:
         if not 0 < self.p <= 1:
-            raise ValueError(f"rapc: p must be in (0, 1], got {self.p}")
+            raise ValueError(f"{algo}: p must be in (0, 1], got {self.p}")
         if not 0 < self.gamma_ra < 1:
-            raise ValueError(f"rapc: gamma_ra must be in (0, 1), got {self.gamma_ra}",
+            raise ValueError(f"{algo}: gamma_ra must be in (0, 1), got {self.gamma_ra}",
                              "γ_RA = 1 loses the contraction; use e.g. 0.99")
+        check_rollout_shape(algo, self.num_envs, self.num_steps, self.num_minibatches)
+
+
+@dataclass
+class Hyperparams(ConstrainedHyperparams):
+    compensation: str = doc("none", "γ^τ compensation of Ĵ_RA: none | horizon | adaptive")
+    project: bool = doc(True, "symmetric projection of conflicting gradients")
+
+    def validate(self) -> None:
+        self.check_common("rapc")
         if self.compensation not in COMPENSATIONS:
             raise ValueError(f"rapc: compensation must be one of {', '.join(COMPENSATIONS)}, got '{self.compensation}'")
-        check_rollout_shape("rapc", self.num_envs, self.num_steps, self.num_minibatches)
 
 
 def check_config(cfg: TrainConfig) -> None:
