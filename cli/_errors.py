@@ -168,6 +168,10 @@ def handle(exc: BaseException, command_names: Iterable[str] = ()) -> int:
     if isinstance(exc, (PermissionError, IsADirectoryError, NotADirectoryError)):
         report(f"cannot access {exc.filename or ''}: {exc.strerror or exc}")
         return EXIT_USAGE
+    if isinstance(exc, UnicodeDecodeError):  # its args hold the whole input: never echo them
+        report(f"input is not {exc.encoding} text (undecodable byte at offset {exc.start})",
+               "pass a text file, or convert it first")
+        return EXIT_USAGE
     if isinstance(exc, ValueError):
         # Core modules raise ValueError(message[, hint]) for invalid parameters: they never
         # import the CLI, so this is how a core states a usage error.

@@ -111,16 +111,19 @@ def _ops(device: str, backend: str, xclbin: str | None, quiet: bool):
         ok, reason = availability(xclbin)
         if not ok:
             raise BackendMissing(reason, hint=XRT_HINT)
-    from mlx26.fpga.emu import BuildError
+    from mlx26.fpga.emu import BuildError, CompilerMissing
 
     try:
         from mlx26.core.profile_memory.ops import FpgaOps
 
         return FpgaOps(backend, xclbin)
+    except CompilerMissing as exc:
+        raise BackendMissing(str(exc), hint="install g++ (apt-get install g++) or set MLX26_CXX") from None
     except BuildError as exc:
         for line in exc.stderr.splitlines():
             notice(line)
-        raise RuntimeFailure(str(exc), hint="the compiler output is above; fix the kernel or set MLX26_CXX") from None
+        hint = "the compiler output is above; " if exc.stderr.strip() else "the compiler printed nothing; "
+        raise RuntimeFailure(str(exc), hint=hint + "fix the kernel or set MLX26_CXX") from None
 
 
 def _run(options, spec_map, ops, placement: str, overlap: bool, quiet: bool) -> list[dict]:

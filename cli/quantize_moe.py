@@ -52,8 +52,11 @@ def _match(spec: str | None) -> int | None:
 
 
 def _text(spec: str, what: str) -> str:
-    with open_input(spec) as handle:
-        text = handle.read()
+    try:
+        with open_input(spec) as handle:
+            text = handle.read()
+    except UnicodeDecodeError as exc:  # its args would dump the whole file into the hint
+        raise UsageError(f"the {what} text ({spec}) is not UTF-8 ({exc.reason} at byte {exc.start}).") from None
     if not text.strip():
         raise UsageError(f"the {what} text ({spec}) is empty.")
     return text

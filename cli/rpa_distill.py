@@ -234,11 +234,16 @@ def verify(
     check(source)
     with llm_errors():
         task = env or _task_of(source)
+        demo_list = _trajectories(demos) if demos else None
+        other = sorted({str(d["task"]) for d in demo_list or []} - {task})
+        if other:  # validate before any episode runs (repair would refuse the mix only later)
+            raise UsageError(f"--demos holds trajectories of {', '.join(other)}, but the function runs {task}.",
+                             hint="give the demos the function was built from")
         _env_available(task)
         agent = pipeline.make_agent("react", task, _backend(llm, quiet)) if use_fallback or llm else None
         with pipeline.opened(task, step_timeout) as environment:
             rounds, _, final = run_verify(environment, source, episodes, agent=agent, fallback=use_fallback,
-                                              demos=_trajectories(demos) if demos else None, repair_rounds=repair,
+                                              demos=demo_list, repair_rounds=repair,
                                               seed=seed, step_timeout=step_timeout,
                                               poll=task.startswith("miniwob/"))
     if out:
@@ -356,7 +361,11 @@ def _read_function(path: str) -> str:
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"function file not found: {path}", hint="write one with `rpa-distill build --out FILE`")
-    return p.read_text(encoding="utf-8")
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path} is not UTF-8 text, so not an RPA function.",
+                         hint="write one with `rpa-distill build --out FILE`") from None
 
 
 def _task_of(source: str) -> str:

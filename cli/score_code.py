@@ -286,7 +286,10 @@ def label(
         raise UsageError("--fixed needs exactly one input file (the vulnerable version).")
     findings: dict[str, list[tuple[int, int, str]]] = {s.name: [] for s in sources}
     if fixed:
-        fixed_text = next(_sources([fixed], quiet)).text
+        fixed_source = next(_sources([fixed], quiet), None)
+        if fixed_source is None:
+            raise UsageError(f"--fixed {fixed}: empty or binary file, nothing to diff against.")
+        fixed_text = fixed_source.text
         findings[sources[0].name] = [(a, b, "fix-diff") for a, b in lab.diff_ranges(sources[0].text, fixed_text)]
     elif annotations:
         for s in sources:
@@ -459,8 +462,10 @@ def _candidate(r: dict[str, Any], line: int) -> dict[str, Any]:
     if not isinstance(text, str):
         raise UsageError(f"candidates line {line}: needs a 'candidate' (or 'completion'/'code') string.")
     prefix = r.get("prefix", r.get("prompt", ""))
+    if not isinstance(prefix, str):
+        raise UsageError(f"candidates line {line}: 'prefix' (or 'prompt') must be a string.")
     return {"group": r.get("group", prefix[-60:] if prefix else ""), "id": r.get("id", line),
-            "prefix": prefix if isinstance(prefix, str) else "", "candidate": text}
+            "prefix": prefix, "candidate": text}
 
 
 def _ranked(rows: list[dict[str, Any]], model: Any, segment: str, agg: str, tau: float, alpha: float,

@@ -67,7 +67,11 @@ def _items(path: str, what: str) -> list:
 def _lines(path: str) -> list[str]:
     from pathlib import Path
 
-    return [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:  # its args would dump the whole file into the hint
+        raise UsageError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def _npy(path: str, what: str):

@@ -39,6 +39,10 @@ class BuildError(RuntimeError):
         self.stderr = stderr
 
 
+class CompilerMissing(BuildError):
+    """The C++ compiler itself is absent (a missing backend, not a kernel that fails to build)."""
+
+
 def compiler() -> str:
     return os.environ.get("MLX26_CXX", "").strip() or "g++"
 
@@ -68,8 +72,7 @@ def build_library(src_dir: Path = HLS_DIR, sources: tuple[str, ...] = SOURCES, c
     """
     cxx = cxx or compiler()
     if shutil.which(cxx) is None and not Path(cxx).is_file():
-        raise BuildError(f"C++ compiler '{cxx}' not found (needed for --fpga-backend emu)",
-                         "install g++ (apt-get install g++) or set MLX26_CXX")
+        raise CompilerMissing(f"C++ compiler '{cxx}' not found (needed for --fpga-backend emu)", "")
     target_dir = (cache or _cache_root()) / source_hash(src_dir, sources, cxx)
     lib = target_dir / LIB_NAME
     if lib.is_file():

@@ -117,6 +117,9 @@ def spec_from_dict(data: Any, where: str) -> DeviceSpec:
     for key in ("peak_flops", "mem_bw", "flop_eff", "bw_eff", "irregular_eff", "link_bw"):
         if key in values and values[key] <= 0:
             raise ValueError(f"{where}: '{key}' must be > 0.")
+    for key in ("flop_eff", "bw_eff", "irregular_eff"):
+        if key in values and values[key] > 1:
+            raise ValueError(f"{where}: '{key}' is a fraction of the peak and must be ≤ 1, got {values[key]:g}.")
     base = values.pop("base", None)
     if base is not None:
         if base not in BUILTIN:

@@ -64,6 +64,13 @@ def validate(opts: ProfileOptions) -> None:
     if opts.pipeline == "memory" and opts.context < 512:
         raise ValueError(f"the memory pipeline needs at least 2 segments of 256 tokens; --context {opts.context} "
                          "is too short.", "use --context ≥ 512")
+    if opts.device == "fpga" and opts.pipeline == "indexer":
+        from mlx26.fpga.emu import MAX_TOPK
+
+        if min(opts.budget, opts.context + opts.decode_steps) > MAX_TOPK:
+            raise ValueError(f"--device fpga: the HLS top-k kernel keeps at most {MAX_TOPK} tokens, but the indexer "
+                             f"would select {min(opts.budget, opts.context + opts.decode_steps)}.",
+                             f"use --budget ≤ {MAX_TOPK} with --pipeline indexer --device fpga")
     if opts.pipeline == "rag" and opts.context < 96:
         raise ValueError(f"the rag pipeline needs one 64-token chunk plus a 32-token query; --context "
                          f"{opts.context} is too short.", "use --context ≥ 96")

@@ -39,6 +39,9 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
     from mlx26.core.zoo import load_model, load_tokenizer
 
     if storage.is_quantized_dir(model_spec):
+        if out is not None:
+            raise ValueError(f"{model_spec} is already quantized: it is only evaluated, so --out would write "
+                             "nothing.", "quantize the original model with --out, or drop --out")
         return [evaluate_saved(model_spec, eval_text, bench_latency, calib_text)]
     if out is not None:
         storage.check_target(out, force)

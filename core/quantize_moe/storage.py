@@ -102,14 +102,27 @@ def is_quantized_dir(path: str) -> bool:
 
 def load(path: str) -> tuple[Any, dict[str, Any]]:
     """(model with dequantized experts, factors attached and the fused forward selected, metadata)."""
+    folder = Path(path)
+    try:
+        meta = json.loads((folder / "quantize_moe.json").read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}/quantize_moe.json is not valid JSON ({exc}).",
+                         "rewrite the folder with mlx26 quantize-moe --out") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise ValueError(f"{path}: unknown format {found!r} (expected {FORMAT}).")
+    try:
+        return _load(path, folder, meta)
+    except (KeyError, TypeError, IndexError) as exc:
+        raise ValueError(f"{path}/quantize_moe.json does not match the saved tensors "
+                         f"({type(exc).__name__}: {exc}).", "rewrite the folder with mlx26 quantize-moe --out") from None
+
+
+def _load(path: str, folder: Path, meta: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     from mlx26.kernels import quantize_moe as kern
     from safetensors.torch import load_file
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    folder = Path(path)
-    meta = json.loads((folder / "quantize_moe.json").read_text(encoding="utf-8"))
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"{path}: unknown format {meta.get('format')!r} (expected {FORMAT}).")
     config = AutoConfig.from_pretrained(folder, local_files_only=True)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     missing, unexpected = model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False)

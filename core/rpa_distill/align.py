@@ -32,9 +32,13 @@ def check_demos(trajs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
                             "excluded from the demonstrations.")
             continue
         for j, step in enumerate(traj["steps"], 1):
-            action = step.get("action")
+            action = step.get("action") if isinstance(step, dict) else None
             if not isinstance(action, dict) or "op" not in action or "ref" not in action:
                 raise ValueError(f"trajectory {i} step {j}: no action recorded.")
+            elements = step.get("elements") or []
+            if not isinstance(elements, list) or not all(_well_formed(el) for el in elements):
+                raise ValueError(f"trajectory {i} step {j}: malformed snapshot (each element needs a string ref, "
+                                 "tag and text, an attrs object and a 4-number bbox).")
             if by_ref(step.get("elements") or [], action["ref"]) is None:
                 raise ValueError(f"trajectory {i} step {j}: action {action['op']}({action['ref']}) references "
                                  f"element {action['ref']}, which is missing from its snapshot.")
@@ -42,6 +46,12 @@ def check_demos(trajs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
     if not kept:
         raise ValueError("no successful trajectory to distil from.", "record more episodes")
     return kept, warnings
+
+
+def _well_formed(el: Any) -> bool:
+    return (isinstance(el, dict) and all(isinstance(el.get(k), str) for k in ("ref", "tag", "text"))
+            and isinstance(el.get("attrs"), dict) and isinstance(el.get("bbox"), list) and len(el["bbox"]) == 4
+            and all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in el["bbox"]))
 
 
 def target(step: dict[str, Any]) -> dict[str, Any]:

@@ -83,3 +83,5 @@ def check_trajectory(traj: Any, where: str) -> None:
                          "record trajectories with `mlx26 rpa-distill record`")
     if not isinstance(traj["steps"], list) or not isinstance(traj["fields"], dict):
         raise ValueError(f"{where}: 'steps' must be a list and 'fields' an object.")
+    if not isinstance(traj["task"], str):
+        raise ValueError(f"{where}: 'task' must be an environment name string.")

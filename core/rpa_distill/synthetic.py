@@ -14,6 +14,7 @@ click-tab (open a tab, then click a button shown only there), click-dialog-2.
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -79,11 +80,30 @@ class SyntheticEnv:
         rng = random.Random(f"{self.family}:{seed}")
         page = _Page(rng)
         builder = getattr(self, "_build_" + self.family.replace("-", "_"))
+        if params:
+            self._check_params(builder, params)
         instruction, fields, state = builder(rng, page, dict(params or {}))
         page.layout()
         self.state = {"page": page, "instruction": instruction, "fields": fields, "open_group": None, **state}
         self.done = False
         return self.observe()
+
+    def _check_params(self, builder: Any, params: dict[str, Any]) -> None:
+        """ValueError for a field this family does not have, or a value of the wrong shape."""
+        probe = random.Random(0)
+        fields = builder(probe, _Page(probe), {})[1]
+        allowed = set(fields) | ({"banner"} if self.family == "login-user" else set())
+        unknown = sorted(set(params) - allowed)
+        if unknown:
+            raise ValueError(f"{self.name} has no field {', '.join(map(repr, unknown))}.",
+                             "its fields: " + ", ".join(sorted(allowed)))
+        for key, value in params.items():
+            scalar = (str, int, float, bool)
+            ok = (isinstance(value, list) and all(isinstance(v, scalar) for v in value)
+                  if isinstance(fields.get(key), list) else isinstance(value, scalar))
+            if not ok:
+                kind = "a list of strings" if isinstance(fields.get(key), list) else "a string"
+                raise ValueError(f"{self.name}: field '{key}' must be {kind}, got {json.dumps(value)}.")
 
     def observe(self) -> dict[str, Any]:
         page: _Page = self.state["page"]

@@ -34,18 +34,27 @@ def load_model(kind: str = "linear", model_dir: str | None = None):
     if not path.is_file():
         raise ValueError(f"no {kind} model in {folder} (missing {path.name}).",
                          "train one with `mlx26 score-code train --out DIR`, or drop --model-dir for the shipped one")
+    import zipfile
+
     import numpy as np
 
-    with np.load(path, allow_pickle=False) as arrays:
-        data = {k: arrays[k] for k in arrays.files}
-    if kind == "linear":
-        from mlx26.core.score_code.linear import LinearPRM
+    try:
+        with np.load(path, allow_pickle=False) as arrays:
+            data = {k: arrays[k] for k in arrays.files}
+        if kind == "linear":
+            from mlx26.core.score_code.linear import LinearPRM
 
-        model: Any = LinearPRM.from_arrays(data)
-    else:
-        from mlx26.core.score_code.transformer import TransformerPRM
+            model: Any = LinearPRM.from_arrays(data)
+        else:
+            from mlx26.core.score_code.transformer import TransformerPRM
 
-        model = TransformerPRM.from_arrays(data)
+            model = TransformerPRM.from_arrays(data)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile) as exc:
+        detail = (f"missing array {exc}" if isinstance(exc, KeyError) else "not an .npz archive"
+                  if "pickle" in str(exc) or isinstance(exc, zipfile.BadZipFile) else str(exc).split(".")[0])
+        raise ValueError(f"{path} is not a valid {kind} model ({detail}).",
+                         "retrain it with `mlx26 score-code train --out DIR`, or drop --model-dir for the shipped one"
+                         ) from None
     _CACHE[key] = model
     return model
 

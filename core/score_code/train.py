@@ -33,15 +33,24 @@ def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mod
     texts: list[list[str]] = []
     labels: list[list[int]] = []
     by_file: dict[str, list[dict[str, Any]]] = {}
-    for r in records:
+    for i, r in enumerate(records, 1):
         if "code" in r:
-            lines = [(int(n), int(n)) for n in r.get("vulnerable_lines", [])]
+            vulnerable = r.get("vulnerable_lines", [])
+            if not isinstance(r["code"], str) or not isinstance(vulnerable, list) or not all(
+                    isinstance(n, int) and not isinstance(n, bool) for n in vulnerable):
+                raise ValueError(f"training record {i}: 'code' must be a string and 'vulnerable_lines' a list "
+                                 "of line numbers.", "make data with `mlx26 score-code corpus`")
+            lines = [(n, n) for n in vulnerable]
             for mode in modes:
                 steps = segment(r["code"], mode)
                 if steps:
                     texts.append([s.text for s in steps])
                     labels.append(step_labels(steps, lines, label_mode))
         elif {"text", "label"} <= set(r):
+            order = r.get("step", r.get("start_line", 0))
+            if not isinstance(order, int) or isinstance(order, bool):
+                raise ValueError(f"training record {i}: 'step' (or 'start_line') must be an integer.",
+                                 "make data with `mlx26 score-code label`")
             by_file.setdefault(str(r.get("file", "")), []).append(r)
         else:
             raise ValueError("a training record needs 'code' (+ 'vulnerable_lines') or labelled steps "

@@ -27,15 +27,23 @@ import numpy as np
 
 GRAD_PARAMS = ("last-layer", "last-block", "lora")
 ZERO_NORM = 1e-12
+FEATURE_CHUNK = 64  # texts per vmap(grad) call (bounds the per-example gradients held at once)
 
 
 def clean_rows(G: np.ndarray, what: str = "pool") -> tuple[np.ndarray, np.ndarray, int]:
     """(L2-normalised finite non-zero rows, boolean keep mask, number dropped)."""
+    if np.iscomplexobj(G):
+        raise ValueError(f"{what} gradients must be real numbers, got a complex array.")
     G = np.asarray(G, dtype=np.float64)
     if G.ndim != 2 or G.shape[0] == 0 or G.shape[1] == 0:
         raise ValueError(f"{what} gradients must be a non-empty 2-D array (rows × dims), got shape {G.shape}.")
     finite = np.all(np.isfinite(G), axis=1)
-    norms = np.linalg.norm(np.where(finite[:, None], G, 0.0), axis=1)
+    G = np.where(finite[:, None], G, 0.0)
+    # Scale by the row's largest |value| first: a plain norm overflows to inf for huge (finite)
+    # rows, and dividing by inf would turn them into silent all-zero features.
+    peak = np.max(np.abs(G), axis=1)
+    safe = np.where(peak > 0, peak, 1.0)
+    norms = peak * np.linalg.norm(G / safe[:, None], axis=1)
     keep = finite & (norms > ZERO_NORM)
     if not keep.any():
         raise ValueError(f"every {what} gradient row is NaN, infinite or zero.")
@@ -90,7 +98,15 @@ class Featurizer:
         return enc["input_ids"], enc["attention_mask"]
 
     def features(self, texts: list[str]) -> np.ndarray:
-        """n × d float64 features (projected when proj_dim > 0; not yet normalised)."""
+        """n × d float64 features (projected when proj_dim > 0; not yet normalised).
+
+        Computed FEATURE_CHUNK texts at a time: vmap materialises one full parameter gradient
+        per example, so a pool of thousands of texts in one call would exhaust the memory."""
+        texts = list(texts)
+        parts = [self._features(texts[i:i + FEATURE_CHUNK]) for i in range(0, len(texts), FEATURE_CHUNK)]
+        return np.concatenate(parts) if parts else np.zeros((0, self.proj_dim or 0))
+
+    def _features(self, texts: list[str]) -> np.ndarray:
         import torch
 
         ids, mask = self.encode(texts)

@@ -72,13 +72,15 @@ def test_info_data_dir_follows_env(run_cli, monkeypatch, tmp_path):
         (ModuleNotFoundError("No module named 'torch'", name="torch"), 3, "'torch'"),
         (FileNotFoundError(2, "No such file", "x.csv"), 2, "x.csv"),
         (KeyError("unexpected"), 1, "internal error"),
+        (UnicodeDecodeError("utf-8", b"\x00" * 5000 + b"\xff", 5000, 5001, "invalid start byte"), 2,
+         "not utf-8 text (undecodable byte at offset 5000)"),
     ],
 )
 def test_exception_table_maps_to_exit_codes(capsys, exc, code, needle):
     assert _errors.handle(exc) == code
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("Error:") and needle in err[0]
-    assert len(err) <= 2
+    assert len(err) <= 2 and all(len(line) < 300 for line in err)  # never echo the input
 
 
 def test_missing_extra_hint_names_the_extra(capsys):

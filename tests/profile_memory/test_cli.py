@@ -99,6 +99,19 @@ def test_bad_input(run_cli, args, code, needle):
     assert "Traceback" not in result.stderr and result.stdout == ""
 
 
+def test_fpga_topk_limit_is_checked_before_the_model_loads(run_cli, monkeypatch):
+    import mlx26.core.zoo as zoo
+
+    def no_load(*_a, **_k):
+        raise AssertionError("the model was loaded before the option check")
+
+    monkeypatch.setattr(zoo, "load_model", no_load)
+    result = run_cli("profile-memory", "--device", "fpga", "--pipeline", "indexer", "--model", "tiny-llama-long",
+                     "--context", "6000", "--decode-steps", "1", "--budget", "5000")
+    assert result.code == 2, result.stderr
+    assert result.error_lines[0].startswith("Error:") and "at most 4096" in result.stderr and result.stdout == ""
+
+
 def test_gpu_absent_is_exit_3_not_fallback(run_cli, torch1):
     if torch1.cuda.is_available():
         pytest.skip("a GPU is present")
@@ -133,6 +146,18 @@ def test_compiler_failure_shows_stderr(run_cli, tmp_path, monkeypatch):
     assert result.code == 1
     assert "simulated compiler failure" in result.stderr
     assert any(line.startswith("Error:") and "failed building" in line for line in result.error_lines)
+
+
+def test_missing_compiler_is_exit_3_with_install_hint(run_cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("MLX26_CXX", str(tmp_path / "no-such-g++"))
+    monkeypatch.setenv("MLX26_HOME", str(tmp_path / "home"))
+    import mlx26.fpga.emu as emu
+
+    monkeypatch.setattr(emu, "_KERNELS", None)
+    result = run_cli("profile-memory", "--device", "fpga", *SMALL)
+    assert result.code == 3, result.stderr
+    assert result.error_lines[0].startswith("Error:") and "not found" in result.error_lines[0]
+    assert result.error_lines[1:] == ["Hint: install g++ (apt-get install g++) or set MLX26_CXX"]
 
 
 def test_entry_point_subprocess(mlx26_exe, subprocess_env):

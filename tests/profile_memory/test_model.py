@@ -117,6 +117,7 @@ def test_spec_file_round_trip(tmp_path):
     ('{"gpu": {"base": "A100", "colour": 1}}', "unknown field"),
     ('{"gpu": {"name": "x", "kind": "gpu"}}', "missing field"),
     ('{"fpga": "A100"}', "is a gpu"),
+    ('{"gpu": {"base": "A100", "bw_eff": 5}}', "must be ≤ 1"),
 ])
 def test_malformed_specs(tmp_path, text, needle):
     path = tmp_path / "bad.json"

@@ -84,6 +84,24 @@ def test_save_reload_same_perplexity(run_cli, tmp_path):
     # an existing --out needs --force, checked before any work
     refused = run_cli("quantize-moe", "--bits", "3", "--out", out, *FAST)
     assert refused.code == 2 and "--force" in refused.stderr and (out / "experts.safetensors").is_file()
+    # a quantized folder is only evaluated: --out would be ignored, so it is refused (no false "saved")
+    resave = run_cli("quantize-moe", "--model", out, "--out", tmp_path / "again", "--format", "jsonl")
+    assert resave.code == 2 and "already quantized" in resave.stderr and "saved" not in resave.stderr
+    assert not (tmp_path / "again").exists() and resave.stdout == ""
+    # a damaged metadata file is a one-line input error naming the file, not an internal error
+    import shutil
+
+    meta = json.loads((out / "quantize_moe.json").read_text())
+    del meta["layers"][0]["down_proj"]
+    for name, text in (("keys", json.dumps(meta)), ("json", "{bad")):
+        broken = tmp_path / f"broken-{name}"
+        shutil.copytree(out, broken)
+        (broken / "quantize_moe.json").chmod(0o644)
+        (broken / "quantize_moe.json").write_text(text)
+        bad = run_cli("quantize-moe", "--model", broken, "--format", "jsonl")
+        assert bad.code == 2, bad.stderr
+        assert bad.error_lines[0].startswith("Error:") and "quantize_moe.json" in bad.error_lines[0]
+        assert "internal error" not in bad.stderr and bad.stdout == ""
 
 
 @pytest.mark.parametrize(
@@ -109,6 +127,16 @@ def test_bad_input(run_cli, args, needle):
     assert result.code == 2, result.stderr
     assert result.error_lines[0].startswith("Error:") and needle.lower() in result.stderr.lower()
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_binary_text_file_is_one_short_error(run_cli, tmp_path):
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(b"\x7fELF\xff\xfe\xd0" * 5000)
+    for option in ("--calib", "--eval-ppl"):
+        result = run_cli("quantize-moe", option, blob, "--calib-bytes", "1024")
+        assert result.code == 2, result.stderr
+        assert result.error_lines[0].startswith("Error:") and "not UTF-8" in result.error_lines[0]
+        assert len(result.stderr) < 500 and result.stdout == ""
 
 
 def test_no_moe_lists_supported_architectures(run_cli):

@@ -205,7 +205,10 @@ def test_rapc_smoke_through_the_registry(tmp_path):
 @pytest.mark.parametrize(("key", "value", "match"), [("p", "0", r"p must be in \(0, 1\]"),
                                                      ("p", "1.5", r"p must be in \(0, 1\]"),
                                                      ("gamma_ra", "1", "gamma_ra must be in"),
-                                                     ("compensation", "half", "compensation must be")])
+                                                     ("compensation", "half", "compensation must be"),
+                                                     ("gamma", "1.5", r"gamma must be in \(0, 1\]"),
+                                                     ("gae_lambda", "-0.1", r"gae_lambda must be in"),
+                                                     ("lambda_init", "-1", "must be ≥ 0")])
 def test_rapc_rejects_bad_hyperparameters(key, value, match):
     with pytest.raises(ValueError, match=match):
         runner.build_config("rapc", "mlx26/ra-grid", {key: value})
@@ -248,3 +251,9 @@ def test_certify_cli_on_a_tiny_run(run_cli, tmp_path):
         assert report["certified_exact_p_ra_min"] >= 0.05
     bad = run_cli("rl", "reach-avoid", "certify", "--checkpoint", out, "--n-mc", "0")
     assert bad.code == 2 and "--n-mc must be" in bad.stderr
+    plain = str(tmp_path / "ppo")
+    assert run_cli("train", "rl", "--algo", "ppo", "--env", "mlx26/ra-grid", "--steps", "64",
+                   *[x for kv in TINY.items() for x in ("--set", f"{kv[0]}={kv[1]}")], "--out", plain,
+                   "--quiet").code == 0
+    bad = run_cli("rl", "reach-avoid", "certify", "--checkpoint", plain)
+    assert bad.code == 2 and bad.error_lines[0].startswith("Error: certify needs a rapc or ppo-lag checkpoint")

@@ -153,6 +153,8 @@ def test_weighted_ppo_checks_its_options():
     assert "ReachAvoidInfo" in err.value.args[1]
     with pytest.raises(ValueError, match="reward must be"):
         runner.build_config("ppo", "mlx26/ra-point", {"reward": "sum"})
+    with pytest.raises(ValueError, match="gamma must be in"):
+        runner.build_config("ppo", "CartPole-v1", {"gamma": "1.5"})
 
 
 def test_ppo_lag_runs_and_uses_the_empirical_success_rate(tmp_path):
@@ -195,6 +197,8 @@ def test_optimum_cli(run_cli):
     rep = json.loads(res.stdout)
     assert rep["p_ra"] == pytest.approx(0.7) and rep["cost_check"] == pytest.approx(rep["optimal_cost"])
     assert run_cli("rl", "reach-avoid", "optimum", "--p", "0").code == 2
+    nan = run_cli("rl", "reach-avoid", "optimum", "--mud-cost", "nan")
+    assert nan.code == 2 and "mud_cost must be finite" in nan.stderr
 
 
 def test_mujoco_variants_report_reach_avoid_info():

@@ -109,6 +109,58 @@ def test_usage_errors(run_cli, args, needle):
     assert result.code == 2 and needle in result.stderr
 
 
+def test_verify_refuses_demos_of_another_task_before_running(run_cli, tmp_path):
+    fn, demos = tmp_path / "fn.py", tmp_path / "demos.jsonl"
+    assert run_cli("rpa-distill", "build", "-", "--out", str(fn), "-q", "--format", "json",
+                   stdin=_record(run_cli, "synthetic/login-user")).code == 0
+    demos.write_text(_record(run_cli, "synthetic/click-button"))
+    result = run_cli("rpa-distill", "verify", str(fn), "-n", "2", "--fallback", "react", "--demos", str(demos),
+                     "--repair", "1", "-q")
+    assert result.code == 2 and result.stdout == ""
+    assert result.error_lines[0] == ("Error: --demos holds trajectories of synthetic/click-button, but the function "
+                                     "runs synthetic/login-user.")
+
+
+@pytest.mark.parametrize(("path", "value", "needle"), [
+    (("task",), 5, "line 1: 'task' must be an environment name string"),
+    (("steps",), [5], "trajectory 1 step 1: no action recorded"),
+    (("steps", 0, "elements"), "abc", "trajectory 1 step 1: malformed snapshot"),
+    (("steps", 0, "elements", 0, "tag"), None, "trajectory 1 step 1: malformed snapshot"),
+])
+def test_malformed_trajectories_are_usage_errors(run_cli, tmp_path, path, value, needle):
+    trajs = [json.loads(line) for line in _record(run_cli).splitlines()]
+    node = trajs[0]
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    result = run_cli("rpa-distill", "build", "-", "--out", str(tmp_path / "fn.py"),
+                     stdin="".join(json.dumps(t) + "\n" for t in trajs))
+    assert result.code == 2 and needle in result.error_lines[0], result.stderr
+    assert not (tmp_path / "fn.py").exists()
+
+
+@pytest.mark.parametrize(("params", "needle"), [
+    ('{"targets": 5}', "Error: synthetic/click-checkboxes: field 'targets' must be a list of strings, got 5."),
+    ('{"target": ["Share"]}', "Error: synthetic/click-checkboxes has no field 'target'."),
+])
+def test_run_params_of_the_wrong_name_or_shape(run_cli, tmp_path, params, needle):
+    fn = tmp_path / "fn.py"
+    assert run_cli("rpa-distill", "build", "-", "--out", str(fn), "-q", "--format", "json",
+                   stdin=_record(run_cli, "synthetic/click-checkboxes")).code == 0
+    result = run_cli("rpa-distill", "run", str(fn), "--params", params)
+    assert result.code == 2 and result.error_lines[0] == needle and result.stdout == ""
+    ok = run_cli("rpa-distill", "run", str(fn), "--params", '{"targets": ["alpha", "beta"]}', "--format", "json")
+    assert ok.code == 0 and json.loads(ok.stdout)["success"] is True
+
+
+def test_binary_function_file_is_a_one_line_usage_error(run_cli, tmp_path):
+    fn = tmp_path / "fn.py"
+    fn.write_bytes(b"\x00\x01\xff")
+    for sub in ("run", "verify"):
+        result = run_cli("rpa-distill", sub, str(fn))
+        assert result.code == 2 and result.error_lines[0] == f"Error: {fn} is not UTF-8 text, so not an RPA function."
+
+
 def test_not_a_trajectory(run_cli):
     result = run_cli("rpa-distill", "translate", "-", stdin='{"task": "x"}\n')
     assert result.code == 2 and "stdin line 1: not a trajectory" in result.stderr

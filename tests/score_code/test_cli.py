@@ -52,16 +52,28 @@ def test_stream_matches_batch(run_cli):
 def test_detect_verdicts_follow_the_aggregate(run_cli, tmp_path):
     (tmp_path / "a.py").write_text(VULN)
     (tmp_path / "b.py").write_text(SAFE)
+    import numpy as np
+    from scipy.special import logsumexp, softmax
+
+    steps = {}  # independent reference: the per-step scores from `score`, aggregated with numpy/scipy
+    for r in _jsonl(run_cli("score-code", "score", str(tmp_path))):
+        steps.setdefault(r["file"], []).append(r["score"])
+    reference = {"softmax": lambda x: float(softmax(-x / 0.1) @ x), "min": np.min, "mean": np.mean,
+                 "last": lambda x: x[-1], "lse": lambda x: float(-0.1 * (logsumexp(-x / 0.1) - np.log(len(x)))),
+                 "cvar": lambda x: float(np.sort(x)[:int(np.ceil(0.2 * len(x)))].mean())}
     for agg in ("softmax", "min", "mean", "last", "lse", "cvar"):
         rows = _jsonl(run_cli("score-code", "detect", str(tmp_path), "--agg", agg))
         assert [r["file"].rsplit("/", 1)[1] for r in rows] == ["a.py", "b.py"]
         for r in rows:
+            x = np.array(steps[r["file"]])
+            assert r["steps"] == len(x) and r["aggregate"] == pytest.approx(float(reference[agg](x)), abs=1e-12)
             assert r["vulnerable"] == (r["aggregate"] <= 0)
             scores = [s["score"] for s in r["riskiest"]]
             assert scores == sorted(scores)
     rows = _jsonl(run_cli("score-code", "detect", str(tmp_path), "--agg", "min"))
     failing = run_cli("score-code", "detect", str(tmp_path), "--agg", "min", "--fail-on-vuln")
-    assert failing.code == (1 if any(r["vulnerable"] for r in rows) else 0)
+    assert rows[0]["vulnerable"] and failing.code == 1 and "judged vulnerable" in failing.stderr
+    assert run_cli("score-code", "detect", str(tmp_path / "b.py"), "--fail-on-vuln").code == 0
 
 
 def test_shipped_model_flags_the_classic_injection_and_passes_the_safe_file(run_cli):
@@ -192,11 +204,49 @@ def test_rank_candidates_and_best(run_cli, tmp_path):
     ]) + "\n")
     rows = _jsonl(run_cli("score-code", "rank", "--candidates", str(cands)))
     assert [r["rank"] for r in rows] == [1, 2]
-    assert rows[0]["reward"] >= rows[1]["reward"]
+    assert [r["id"] for r in rows] == ["argv", "shell"]  # the argv call outranks the shell string
+    assert rows[0]["reward"] > rows[1]["reward"]
     best = _jsonl(run_cli("score-code", "rank", "--candidates", str(cands), "--best"))
     assert len(best) == 1 and best[0]["id"] == rows[0]["id"]
     bad = run_cli("score-code", "rank", "--candidates", "-", stdin='{"id": 1}\n')
     assert bad.code == 2 and "candidate" in bad.stderr
+    bad = run_cli("score-code", "rank", "--candidates", "-", stdin='{"candidate": "x = 1\\n", "prefix": 5}\n')
+    assert bad.code == 2 and "'prefix'" in bad.stderr and "internal error" not in bad.stderr
+
+
+@pytest.mark.parametrize("record", ['{"code": 5, "vulnerable_lines": [1]}', '{"code": "x = 1\\n", "vulnerable_lines": "a"}',
+                                    '{"code": "x = 1\\n", "vulnerable_lines": [[1]]}',
+                                    '{"text": "x = 1", "label": 1, "step": "first"}'])
+def test_train_rejects_malformed_code_records(run_cli, tmp_path, record):
+    data = tmp_path / "d.jsonl"
+    data.write_text(record + "\n")
+    result = run_cli("score-code", "train", "--model", "linear", "--data", str(data), "--out", str(tmp_path / "m"))
+    assert result.code == 2 and "training record 1" in result.stderr and "internal error" not in result.stderr
+
+
+def test_corrupt_model_files_are_usage_errors(run_cli, tmp_path):
+    import numpy as np
+    from mlx26.core.score_code.prm import SHIPPED_DIR
+
+    garbage, partial = tmp_path / "garbage", tmp_path / "partial"
+    garbage.mkdir()
+    partial.mkdir()
+    (garbage / "linear.npz").write_text("not a model\n")
+    with np.load(SHIPPED_DIR / "linear.npz") as arrays:
+        np.savez(partial / "linear.npz", **{k: arrays[k] for k in arrays.files if k != "weights"})
+    for folder, detail in ((garbage, "not an .npz archive"), (partial, "missing array 'weights'")):
+        result = run_cli("score-code", "score", "-", "--model-dir", str(folder), stdin=VULN)
+        assert result.code == 2 and result.stdout == "", result.stderr
+        assert result.error_lines[0] == f"Error: {folder / 'linear.npz'} is not a valid linear model ({detail})."
+
+
+def test_label_fixed_binary_file_is_a_usage_error(run_cli, tmp_path):
+    vuln, fixed = tmp_path / "v.py", tmp_path / "f.py"
+    vuln.write_text(VULN)
+    fixed.write_bytes(b"\x00\x01binary")
+    result = run_cli("score-code", "label", str(vuln), "--fixed", str(fixed))
+    assert result.code == 2 and "--fixed" in result.stderr and "internal error" not in result.stderr
+    assert result.stdout == ""
 
 
 def test_rank_generates_with_an_llm_backend(run_cli, tmp_path):

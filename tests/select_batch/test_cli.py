@@ -69,8 +69,9 @@ def test_nan_rows_dropped_with_count(run_cli, arrays):
     G[0] = np.nan
     G[1] = 0
     np.save(tmp / "G.npy", G)
+    # 25 usable rows: a budget of 26 is an error, never a silently partial selection of 25
     result = run_cli("select-batch", *args, "--budget", "26", "--method", "gradmatch")
-    assert "dropped 2 rows" in result.stderr and len(_jsonl(result)) == 25 or result.code == 2
+    assert result.code == 2 and "25 usable items" in result.stderr and result.stdout == ""
     result = run_cli("select-batch", *args, "--budget", "25", "--method", "gradmatch")
     assert len(_jsonl(result)) == 25 and "dropped 2 rows" in result.stderr
 
@@ -84,6 +85,7 @@ def test_nan_rows_dropped_with_count(run_cli, arrays):
     ("inputs", "give either --pool and --val"),
     ("bad-npy", "not a .npy array"),
     ("budget-mode", "--budget-mode must be proportional, equal or a JSON file"),
+    ("binary-domains", "is not UTF-8 text"),
 ])
 def test_bad_input_exit_2_one_line(run_cli, arrays, tweak, needle):
     tmp, args = arrays
@@ -105,6 +107,8 @@ def test_bad_input_exit_2_one_line(run_cli, arrays, tweak, needle):
         (tmp / "G.npy").write_text("not numpy")
     elif tweak == "budget-mode":
         extra += ["--budget-mode", "fair"]
+    elif tweak == "binary-domains":
+        (tmp / "domains.txt").write_bytes(b"d0\n\xff\xfe\xd0 not text\n" * 4000)
     out = tmp / "sel.jsonl"
     result = run_cli("select-batch", *args, *extra, "-o", out)
     assert result.code == 2, result.stderr

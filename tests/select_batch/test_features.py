@@ -21,6 +21,15 @@ def test_clean_rows_drops_and_counts():
         check_dims(np.ones((2, 3)), np.ones((1, 2)))
 
 
+def test_clean_rows_normalises_huge_finite_rows_and_refuses_complex():
+    # ‖[3e200, 4e200]‖ overflows float64 in a plain norm; the row is still a valid direction.
+    clean, keep, dropped = clean_rows(np.array([[3e200, 4e200], [1.0, 0.0], [1e-300, 0.0]]))
+    assert dropped == 1 and keep.tolist() == [True, True, False]
+    np.testing.assert_allclose(clean, [[0.6, 0.8], [1.0, 0.0]])
+    with pytest.raises(ValueError, match="real numbers"):
+        clean_rows(np.ones((2, 2)) + 1j)
+
+
 def test_count_sketch_preserves_inner_products_and_is_seeded():
     torch = pytest.importorskip("torch")
     from mlx26.core.select_batch.features import count_sketch
@@ -92,3 +101,23 @@ def test_vmap_features_equal_autograd_loop(zoo, grad_params):
     np.testing.assert_allclose(got, ref, atol=2e-5 * np.abs(ref).max())
     projected = Featurizer(feat.model, tok, grad_params, proj_dim=64, seq_len=32).features(TEXTS)
     assert projected.shape == (len(TEXTS), 64 if ref.shape[1] > 64 else ref.shape[1])
+
+
+def test_features_are_computed_in_bounded_chunks(zoo, monkeypatch):
+    """A large pool must not hold one full gradient per text at once: at most FEATURE_CHUNK per call,
+    and chunking does not change the features (rows match the autograd reference)."""
+    import mlx26.core.select_batch.features as features
+    from mlx26.core.select_batch.features import Featurizer, inner_llama
+
+    load_model, tok = zoo
+    feat = Featurizer(load_model("tiny-llama"), tok, "last-layer", proj_dim=0, seq_len=32)
+    sizes: list[int] = []
+    inner = feat._features
+    monkeypatch.setattr(feat, "_features", lambda texts: sizes.append(len(texts)) or inner(texts))
+    monkeypatch.setattr(features, "FEATURE_CHUNK", 3)
+    got = feat.features(TEXTS)
+    assert sizes == [3, 1]
+    head = inner_llama(feat.model).lm_head.weight
+    head.requires_grad_(True)
+    ref = _reference(feat.model, feat, [head], hidden_detached=True)
+    np.testing.assert_allclose(got, ref, atol=2e-5 * np.abs(ref).max())

@@ -40,6 +40,8 @@ class Hyperparams:
 
     def validate(self) -> None:
         check_rollout_shape("ppo", self.num_envs, self.num_steps, self.num_minibatches)
+        if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
+            raise ValueError(f"ppo: gamma must be in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
         if self.reward not in ("env", "weighted"):
             raise ValueError(f"ppo: reward must be env or weighted, got '{self.reward}'")
         if self.w_goal < 0 or self.w_unsafe < 0:

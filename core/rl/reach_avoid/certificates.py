@@ -52,7 +52,7 @@ def wilson(successes: int | np.ndarray, n: int, z: float = 1.96) -> tuple[np.nda
     denom = 1 + z * z / n
     centre = (phat + z * z / (2 * n)) / denom
     half = z * np.sqrt(phat * (1 - phat) / n + z * z / (4 * n * n)) / denom
-    return centre - half, centre + half
+    return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)  # rounding can leave [0, 1]
 
 
 def monte_carlo_check(model, policy: np.ndarray, states: np.ndarray, p: float, n_mc: int = 200,

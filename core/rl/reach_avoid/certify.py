@@ -27,8 +27,8 @@ def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed:
         raise ValueError(f"--n-mc must be ≥ 1, got {n_mc}")
     state = checkpoint.load(path)
     if state["algo"] not in ("rapc", "ppo-lag") or state["env"] not in ("mlx26/ra-grid", "mlx26/ra-point"):
-        raise ValueError(f"certify needs a rapc checkpoint on mlx26/ra-grid or mlx26/ra-point, got {state['algo']} "
-                         f"on {state['env']}", "train one with: mlx26 train rl --algo rapc --env mlx26/ra-grid --out DIR")
+        raise ValueError(f"certify needs a rapc or ppo-lag checkpoint on mlx26/ra-grid or mlx26/ra-point, "
+                         f"got {state['algo']} on {state['env']}", "train one with: mlx26 train rl --algo rapc --env mlx26/ra-grid --out DIR")
     hp = state["config"]["hp"]
     p = float(hp["p"] if p is None else p)
     if not 0 < p <= 1:

@@ -45,8 +45,8 @@ class GridModel:
             raise ValueError(f"ra-grid layout has unknown cell(s) {bad}", "use S G # ~ .")
         if not 0 <= self.slip < 1:
             raise ValueError(f"ra-grid slip must be in [0, 1), got {self.slip}")
-        if self.mud_cost < 0:
-            raise ValueError(f"ra-grid mud_cost must be ≥ 0, got {self.mud_cost}")
+        if not 0 <= self.mud_cost < float("inf"):  # also refuses NaN
+            raise ValueError(f"ra-grid mud_cost must be finite and ≥ 0, got {self.mud_cost}")
         self.layout = tuple(rows)
         self.h, self.w = len(rows), len(rows[0])
         cells = np.array([list(r) for r in rows]).reshape(-1)

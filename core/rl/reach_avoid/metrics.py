@@ -31,5 +31,5 @@ def evaluate_reach_avoid(env, policy, episodes: int, seed: int) -> dict:
     lo, hi = wilson(k, episodes)
     c = np.asarray(costs)
     return {"episodes": episodes, "success": k / episodes, "success_wilson_low": float(lo), "success_wilson_high": float(hi),
-            "unsafe": float(np.mean(unsafe)), "timeout": float(1 - np.mean(reached) - np.mean(unsafe)),
+            "unsafe": float(np.mean(unsafe)), "timeout": float(np.mean(~np.asarray(reached) & ~np.asarray(unsafe))),
             "cost": float(c.mean()), "cost_std": float(c.std()), "length": float(np.mean(lengths))}

@@ -71,6 +71,13 @@ class ConstrainedHyperparams:
         if not 0 < self.gamma_ra < 1:
             raise ValueError(f"{algo}: gamma_ra must be in (0, 1), got {self.gamma_ra}",
                              "γ_RA = 1 loses the contraction; use e.g. 0.99")
+        if not 0 < self.gamma <= 1:
+            raise ValueError(f"{algo}: gamma must be in (0, 1], got {self.gamma}")
+        if not 0 <= self.gae_lambda <= 1:
+            raise ValueError(f"{algo}: gae_lambda must be in [0, 1], got {self.gae_lambda}")
+        if not (self.lambda_init >= 0 and self.lambda_lr >= 0):
+            raise ValueError(f"{algo}: lambda_init and lambda_lr must be ≥ 0, got {self.lambda_init} and "
+                             f"{self.lambda_lr}", "a Lagrange multiplier is never negative")
         check_rollout_shape(algo, self.num_envs, self.num_steps, self.num_minibatches)
 
 
