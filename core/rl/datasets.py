@@ -147,8 +147,13 @@ def relabel_ogbench(path: str | os.PathLike, env, transitions: Transitions) -> T
     from ogbench.relabel_utils import relabel_dataset
 
     with np.load(path, allow_pickle=False) as file:
-        if "qpos" not in file.files:
-            return transitions
+        if "qpos" not in file.files or "qvel" not in file.files:
+            # Without qpos the file's own rewards are the data-collection env's, not this task's:
+            # training on them optimises the wrong objective without any visible sign.
+            raise ValueError(f"{path} has no qpos/qvel, which the single-task env {env.spec.id if env.spec else ''} "
+                             "needs to relabel rewards and masks for its task (as OGBench's loader does)",
+                             "regenerate it with `mlx26 rl data make --env ogbench:<…-singletask-…>`, which stores "
+                             "qpos/qvel, or train on the goal-conditioned env id")
         data = {"qpos": np.asarray(file["qpos"]), "qvel": np.asarray(file["qvel"])}
         if "button_states" in file.files:
             data["button_states"] = np.asarray(file["button_states"])

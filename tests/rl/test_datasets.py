@@ -74,6 +74,18 @@ def test_cube_single_oracle_data_loads_through_ogbench(tmp_path):
     assert np.array_equal(ours.rewards[keep], tr["rewards"]) and np.array_equal(ours.masks[keep], tr["masks"])
 
 
+def test_singletask_relabel_refuses_data_without_qpos(tmp_path):
+    ogbench = pytest.importorskip("ogbench")
+    train, val, meta = datagen.generate("ogbench:cube-single-singletask-task2-v0", "oracle", steps=60,
+                                         seed=0, episode_length=30)
+    stripped = {k: v for k, v in train.items() if k not in ("qpos", "qvel")}
+    path = tmp_path / "noqpos.npz"
+    datasets.save(path, stripped, meta)
+    env = ogbench.make_env_and_datasets("cube-single-play-singletask-task2-v0", env_only=True)
+    with pytest.raises(ValueError, match="no qpos/qvel"):
+        datasets.relabel_ogbench(path, env, datasets.load(path, obs_dim=28))
+
+
 def test_missing_keys_are_listed(tmp_path):
     path = _write(tmp_path / "m.npz", observations=np.zeros((3, 2)), actions=np.zeros((3, 2)))
     with pytest.raises(ValueError, match="missing required key.*terminals, next_observations, rewards, masks"):
