@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 METHODS = {
-    "rapc": ("rapc", {"compensation": "adaptive"}),
+    "rapc": ("rapc", {"compensation": "adaptive", "j_estimate": "returns"}),
     "ppo-lag": ("ppo-lag", {}),
     "weighted(w_goal=5,w_unsafe=0)": ("ppo", {"reward": "weighted", "w_goal": "5", "w_unsafe": "0"}),
     "weighted(w_goal=5,w_unsafe=5)": ("ppo", {"reward": "weighted", "w_goal": "5", "w_unsafe": "5"}),

@@ -60,6 +60,7 @@ def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed:
             "start_certified": bool(model.start in set(states.tolist())),
             "start_p_ra_exact": float(exact[model.start]), "start_certificate": float(B[model.start]),
             "critic_vs_dp_max_abs": float(np.abs(v_hat - v_gamma)[inner].max()),
+            **_critic_vs_training_policy(state, model, v_hat, gamma),
             "certified_exact_p_ra_min": float(exact[states].min()) if len(states) else None,
             "mc_n": n_mc, "mc_sound_share_upper": mc["sound_upper"], "mc_sound_share_lower": mc["sound_lower"],
             "mc_p_hat": mc["p_hat"], "mc_wilson_low": mc["wilson_low"]}
@@ -76,3 +77,30 @@ def _certify_point(state: dict, env, gamma: float, p: float, n_mc: int, seed: in
     critic.load_state_dict(state["models"]["ra_critic"])
     return certify_point(agent, critic, state["space"], env.unwrapped.model, gamma, p, n_mc=n_mc,
                          horizon=env.unwrapped.max_steps, seed=seed)
+
+
+def _critic_vs_training_policy(state: dict, model, v_hat: np.ndarray, gamma: float) -> dict:
+    """The critic estimates V_γ of the *stochastic* policy that collected its data, not of the greedy
+    policy evaluated above: compare it with that policy's DP fixed point, over every cell and over
+    the cells that policy visits from the start (expected visits ≥ 0.01 per episode), where it has data."""
+    import torch
+    from mlx26.core.rl.algos.ppo import Agent
+
+    agent = Agent(model.n, state["space"], tuple(state["config"]["hp"]["hidden"]))
+    agent.load_state_dict(state["models"]["agent"])
+    with torch.no_grad():
+        probs = agent.dist(torch.eye(model.n)).probs.numpy().astype(np.float64)
+    Pp = model.policy_matrix(probs)
+    v_pi = fixed_point(Pp, model.r, model.s, gamma)
+    inner = ~model.absorbing
+    Q = Pp[np.ix_(inner, inner)]  # transitions among non-absorbing cells
+    start = int(inner[:model.start].sum())  # the start's index among the non-absorbing cells
+    e = np.zeros(int(inner.sum()))
+    e[start] = 1.0
+    visits = np.linalg.solve(np.eye(len(e)) - Q.T, e)  # expected visits per episode (no step limit)
+    gap = np.abs(v_hat - v_pi)[inner]
+    seen = visits >= 0.01
+    return {"critic_vs_dp_training_policy_max_abs": float(gap.max()),
+            "critic_vs_dp_training_policy_visited_max_abs": float(gap[seen].max()),
+            "critic_vs_dp_training_policy_visit_weighted_mean_abs": float((gap * visits).sum() / visits.sum()),
+            "visited_cells": int(seen.sum())}

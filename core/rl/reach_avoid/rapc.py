@@ -43,6 +43,7 @@ from mlx26.core.rl.reach_avoid.wrappers import REQUIRED_KEYS
 from torch import nn
 
 COMPENSATIONS = ("none", "horizon", "adaptive")
+J_ESTIMATES = ("critic", "returns")
 
 
 @dataclass
@@ -85,9 +86,13 @@ class ConstrainedHyperparams:
 class Hyperparams(ConstrainedHyperparams):
     compensation: str = doc("none", "γ^τ compensation of Ĵ_RA: none | horizon | adaptive")
     project: bool = doc(True, "symmetric projection of conflicting gradients")
+    j_estimate: str = doc("returns", "Ĵ_RA source: critic (V_RA at the episodes' start states) | returns "
+                                    "(the rollout's reach-avoid λ-returns at the steps where episodes start)")
 
     def validate(self) -> None:
         self.check_common("rapc")
+        if self.j_estimate not in J_ESTIMATES:
+            raise ValueError(f"rapc: j_estimate must be one of {', '.join(J_ESTIMATES)}, got '{self.j_estimate}'")
         if self.compensation not in COMPENSATIONS:
             raise ValueError(f"rapc: compensation must be one of {', '.join(COMPENSATIONS)}, got '{self.compensation}'")
 
@@ -172,6 +177,7 @@ def constrained_ppo(cfg: TrainConfig, lagrangian: bool) -> Iterator[dict]:
         logp_b, vc_b, vra_b = (torch.zeros((T, E), device=device) for _ in range(3))
         cost_b, term_b, trunc_b, termval_b, vnext_ra, vnext_c = (np.zeros((T, E)) for _ in range(6))
         finished: list[dict] = []
+        starts_in_rollout: list[tuple[int, int]] = []  # (t, env) where an episode begins in this rollout
         for t in range(T):
             x = torch.as_tensor(np.stack(obs).astype(np.float32), device=device).reshape(E, -1)
             if not torch.isfinite(x).all():
@@ -207,6 +213,8 @@ def constrained_ppo(cfg: TrainConfig, lagrangian: bool) -> Iterator[dict]:
                     ep_len[i] = ep_cost[i] = 0.0
                     nxt, _ = env.reset()
                     episode_starts[i] = nxt.copy()
+                    if t + 1 < T:
+                        starts_in_rollout.append((t + 1, i))
                 obs[i] = nxt
         # reach-avoid targets (x_t is never in G ∪ F here: entering them ends the episode → r = 0, s = 1)
         y = ra_gae(np.zeros((T, E)), np.ones((T, E)), vnext_ra, term_b, trunc_b, termval_b, hp.gamma_ra, hp.gae_lambda)
@@ -259,6 +267,10 @@ def constrained_ppo(cfg: TrainConfig, lagrangian: bool) -> Iterator[dict]:
             j_ra = float(np.mean([f["reached"] for f in finished])) if finished else 0.0
         else:
             j_ra = float(np.mean([f["v_start"] for f in finished])) if finished else float(vra_b[0].mean())
+            if getattr(hp, "j_estimate", "critic") == "returns" and starts_in_rollout:
+                # the λ-returns are mostly sampled outcomes of the current policy, so they do not lag
+                # behind it the way a critic trained on earlier rollouts does
+                j_ra = float(np.mean([y[t, i] for t, i in starts_in_rollout]))
         if not lagrangian and hp.compensation != "none" and finished:
             reached = [f["len"] for f in finished if f["reached"]]
             tau = np.mean(reached) if hp.compensation == "adaptive" and reached else np.mean([f["len"] for f in finished])
