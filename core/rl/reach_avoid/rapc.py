@@ -8,14 +8,15 @@ trained on the reach-avoid GAE targets (:func:`~.operator.ra_gae`). Per minibatc
 policy-loss gradients g_c (cost surrogate) and g_ra (reach-avoid surrogate) are computed
 separately, projected symmetrically when they conflict (:mod:`.projection`) and combined as
 (g_c' + λ g_ra') / (1 + λ). The multiplier follows λ ← max(0, λ + η_λ (p − Ĵ_RA)), Ĵ_RA the
-mean V_RA over the rollout's start states, compensated for the γ^τ decay by ``compensation``:
+rollout's reach-avoid λ-returns at the steps where episodes start (``j_estimate=returns``, default)
+or the critic's V_RA at the start states (``critic``: it is trained on earlier rollouts and lags an
+improving policy, which kept λ growing in our runs), compensated for the γ^τ decay by ``compensation``:
 ``none`` (conservative: V_γ ≤ P(RA)), ``adaptive`` (÷ γ^τ̄, τ̄ = mean steps to reach G in the
 rollout), ``horizon`` (÷ γ^T̄, T̄ = mean episode length); both capped at 1. The compensation
 rules, the combination and all defaults are our choices.
 
 Environments must provide ``info["reached"]``, ``info["unsafe"]`` and ``info["cost"]``
-(:class:`~.wrappers.ReachAvoidInfo` adds them). Not done yet: continuous-action details were
-only smoke-tested through the shared PPO agent; the PPO-Lagrangian / weighted-sum baselines.
+(:class:`~.wrappers.ReachAvoidInfo` adds them).
 """
 
 from __future__ import annotations
