@@ -1,17 +1,24 @@
 """Benchmark of `mlx26 quantize-moe`: base alone vs base+LQER vs base+TileQ, and fused vs loop latency.
 
 Usage:  python benchmarks/quantize_moe.py [--json] [--bits 2 --bits 3] [--lqer-rank 8] [--threads 1]
+                                          [--only tiny|synthetic|latency] [--repeats 41]
 
 In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; see docs/quantize-moe.md):
-1. tiny-moe (zoo, trained locally; 16 KB stdlib-code calibration, 16 KB held-out perplexity): for
+1. tiny-moe (zoo, trained locally; 16 KB stdlib-code calibration; perplexity on the whole held-out split,
+   ~124 k tokens, with paired standard errors of the ln-ppl differences over chunks of 8 windows): for
    each bit width, RTN alone, RTN+LQER (rank R per expert) and RTN+TileQ at the same extra memory
-   (``--match-memory lqer:R``; P=Q=1 index groups and P=Q=2 activation groups): activation-weighted
-   error (RMS over the 4 projections), its ratio to LQER, the extra-memory ratio, and perplexity.
-   Then, at equal error: the smallest TileQ (P=Q=1) memory reaching LQER's error (binary search on rank).
+   (``--match-memory lqer:R``: P=Q=1 index groups, P=Q=2 activation groups, and the default search
+   over P, Q ∈ {1, 2, 4, E}): activation-weighted error (RMS over the 4 projections), its ratio to
+   LQER, the extra-memory ratio, and perplexity. Then, at equal error: the smallest TileQ memory
+   reaching LQER's error (P=Q=1 with one rank for all projections; and per projection over the
+   (P, Q) grid). Then the evidence for why: the principal-angle overlap of the experts' top-R
+   residual subspaces (mean cos², left/output and right/input side) against random subspaces (R/m, R/n).
 2. SYNTHETIC layers (E=8, 256×128, 4 outlier input channels ×20, upcycled experts W0 + ε·Δ_e):
    the same two comparisons for ε ∈ {0, 0.01, 1}.
 3. Latency of one experts forward (fused single pass vs loop over experts), T ∈ {256, 1024}, E=16,
-   H=128, D=192, top-2: base only, LQER (r=8) and TileQ (P=Q=1, r=32); medians of 15 interleaved runs.
+   H=128, D=192, top-2: base only, LQER (r=8) and TileQ (P=Q=1, r=32); medians of ``--repeats``
+   interleaved runs; "gemm floor" = the fused path's two grouped base GEMMs alone (no gather,
+   activation, scatter or correction), the arithmetic both paths must do.
 The anchors are in the same process; ratios are the figures (absolute times on a shared machine are noise).
 """
 
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import time
 
@@ -29,27 +37,69 @@ def _rms(values: list[float]) -> float:
     return (sum(v * v for v in values) / len(values)) ** 0.5
 
 
-def tiny_moe(bits_list: list[int], R: int) -> list[dict]:
+def _window_nll(trials) -> list[tuple[float, int]]:
+    """(Σ NLL, tokens) per chunk of 8 consecutive 128-token windows of the held-out text (for paired errors)."""
+    from mlx26.core.quantize_moe import run
+    from mlx26.core.zoo.evaluate import token_nll
+
+    ids, step = trials.eval_ids, run.CONTEXT * 8
+    return [token_nll(trials.model, ids[i:i + step], trials.tokenizer.bos_token_id, run.CONTEXT)
+            for i in range(0, len(ids) - 1, step) if len(ids[i:i + step]) >= 2]
+
+
+def _ppl(chunks: list[tuple[float, int]]) -> float:
+    return math.exp(sum(a for a, _ in chunks) / sum(b for _, b in chunks))
+
+
+def _paired(a: list[tuple[float, int]], b: list[tuple[float, int]]) -> tuple[float, float]:
+    """ln ppl(a) − ln ppl(b) and its standard error over the chunks (paired: same text for both)."""
+    n = sum(c for _, c in a)
+    d = [x - y for (x, _), (y, _) in zip(a, b, strict=True)]
+    mean = sum(d) / n
+    res = [di - mean * c for di, (_, c) in zip(d, a, strict=True)]
+    return mean, (sum(r * r for r in res) * len(res) / (len(res) - 1)) ** 0.5 / n
+
+
+def _trial(trials, cfg) -> tuple[list[dict], list[tuple[float, int]]]:
+    from mlx26.core.quantize_moe import pipeline
+
+    results = pipeline.quantize_layers(trials.experts, trials.stats, cfg)
+    pipeline.apply(trials.experts, results)
+    trials.model.set_experts_implementation("tileq")
+    chunks = _window_nll(trials)
+    trials.restore()
+    return [res[p].record for res in results for p in pipeline.PROJECTIONS], chunks
+
+
+def tiny_moe(bits_list: list[int], R: int, eval_bytes: int) -> list[dict]:
     from mlx26.core.quantize_moe import pipeline, run
 
-    trials = run.Trials("tiny-moe", run.default_text("train", 16384), run.default_text("heldout", 16384))
-    rows = [{"section": "tiny-moe", "method": "fp", "ppl": trials.perplexity()}]
+    trials = run.Trials("tiny-moe", run.default_text("train", 16384), run.default_text("heldout", eval_bytes))
+    fp = _window_nll(trials)
+    rows = [{"section": "tiny-moe", "method": "fp", "ppl": _ppl(fp), "eval_tokens": sum(c for _, c in fp)}]
     for bits in bits_list:
         configs = {
             "rtn": pipeline.Config(bits=bits, lowrank="none", rank=R),
             f"rtn+lqer(r={R})": pipeline.Config(bits=bits, lowrank="lqer", rank=R),
-            "rtn+tileq(P=Q=1)": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R),
+            "rtn+tileq(P=Q=1)": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, rows=1, cols=1),
             "rtn+tileq(P=Q=2,act)": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, rows=2, cols=2,
                                                     cluster="activation"),
+            "rtn+tileq(search)": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R),
         }
-        out = {}
+        out, nll = {}, {}
         for name, cfg in configs.items():
-            recs, ppl = trials.trial(cfg)
-            out[name] = {"section": "tiny-moe", "bits": bits, "method": name, "ppl": ppl,
+            recs, nll[name] = _trial(trials, cfg)
+            out[name] = {"section": "tiny-moe", "bits": bits, "method": name, "ppl": _ppl(nll[name]),
                          "err": _rms([r["err_lowrank"] for r in recs]),
                          "extra_bytes": sum(r["extra_bytes"] for r in recs),
                          "lqer_bytes": sum(r["lqer_bytes"] for r in recs),
-                         "ranks": sorted({r["rank"] for r in recs})}
+                         "ranks": sorted({r["rank"] for r in recs}),
+                         "PQ": sorted({(r["rows"], r["cols"]) for r in recs}) if "rows" in recs[0] else None}
+        for name in configs:  # paired ln-ppl differences vs LQER and vs RTN alone (± standard error)
+            for ref_name, key in ((f"rtn+lqer(r={R})", "dlnppl_vs_lqer"), ("rtn", "dlnppl_vs_rtn")):
+                if name != ref_name:
+                    out[name][key] = "{:+.5f}±{:.5f}".format(*_paired(nll[name], nll[ref_name]))
+            out[name]["dlnppl_vs_fp"] = "{:+.5f}±{:.5f}".format(*_paired(nll[name], fp))
         ref = out[f"rtn+lqer(r={R})"]
         for row in out.values():
             row["err_vs_lqer"] = row["err"] / ref["err"]
@@ -57,6 +107,58 @@ def tiny_moe(bits_list: list[int], R: int) -> list[dict]:
             row["mem_vs_lqer"] = row["extra_bytes"] / ref["extra_bytes"]
         rows.extend(out.values())
         rows.append(_equal_error_tiny(trials, bits, R, ref))
+        rows.extend(_per_projection(trials, bits, R))
+    return rows
+
+
+def _per_projection(trials, bits: int, R: int) -> list[dict]:
+    """Per projection: TileQ's least memory over the (P, Q) grid reaching LQER's error, and subspace overlap."""
+    from mlx26.core.quantize_moe import cluster, lowrank, pipeline, quant
+
+    rows, mem_t, mem_l = [], 0, 0
+    for (name, module), st in zip(trials.experts, trials.stats, strict=True):
+        for proj in pipeline.PROJECTIONS:
+            W = getattr(module, proj).detach().float()
+            E, m, n = W.shape
+            stats = st.projections[proj]
+            Wq = quant.rtn(W, bits, 64).dequantize()
+            Res = W - Wq
+            s = lowrank.activation_scale(stats.abs_sum, stats.count)
+            M = Res.double() * s[:, None, :]
+            target = lowrank.weighted_error(W, Wq + lowrank.fit_lqer(Res, s, R).rounded(torch.float16).delta(), s)
+
+            def err(P: int, Q: int, r: int, W=W, Wq=Wq, Res=Res, s=s, E=E, stats=stats) -> float:
+                g_rows, g_cols = cluster.index_groups(E, P), cluster.index_groups(E, Q)
+                f = lowrank.fit_tileq(Res, stats.abs_sum, stats.count, g_rows, g_cols, r).rounded(torch.float16)
+                return lowrank.weighted_error(W, Wq + f.delta(), s)
+
+            best = None
+            for P, Q in lowrank.search_grid(E):
+                lo, hi = 1, min(m, n)
+                if err(P, Q, hi) > target * (1 + 1e-4):
+                    continue
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    lo, hi = (lo, mid) if err(P, Q, mid) <= target * (1 + 1e-4) else (mid + 1, hi)
+                vals = lowrank.tileq_values(P, Q, E, m, n, lo)
+                if best is None or vals < best[0]:
+                    best = (vals, P, Q, lo)
+            assert best is not None  # P = Q = E at rank R is L2QER itself
+            left, right = cluster.subspace_overlap(M, R)
+            # oracle: the input side shared at zero cost, the whole budget spent on per-expert output
+            # sides (rank budget / (E·m) each, own top singular vectors) — an upper bound for any
+            # factorisation that shares only the input side, as error / LQER's (Eckart–Young tails)
+            sv2 = torch.linalg.svdvals(M) ** 2
+            r_free = lowrank.lqer_values(E, m, n, R) // (E * m)
+            oracle = (float(sv2[:, r_free:].sum()) / float(sv2[:, R:].sum())) ** 0.5
+            mem_t, mem_l = mem_t + best[0], mem_l + lowrank.lqer_values(E, m, n, R)
+            rows.append({"section": "tiny-moe", "bits": bits, "method": "per projection", "module": name,
+                         "projection": proj, "err_lqer": target, "tileq_PQr_at_lqer_error": best[1:],
+                         "lqer_over_tileq_memory": lowrank.lqer_values(E, m, n, R) / best[0],
+                         "overlap_left": left, "random_left": R / m, "overlap_right": right, "random_right": R / n,
+                         "oracle_free_input_side_err_vs_lqer": oracle})
+    rows.append({"section": "tiny-moe", "bits": bits, "method": "tileq(grid, per projection) at LQER's error",
+                 "lqer_over_tileq_memory": mem_l / mem_t})
     return rows
 
 
@@ -112,7 +214,7 @@ def synthetic(R: int) -> list[dict]:
     return rows
 
 
-def latency() -> list[dict]:
+def latency(repeats: int) -> list[dict]:
     from mlx26.core.quantize_moe import lowrank
     from mlx26.core.quantize_moe import synthetic as syn
     from mlx26.core.quantize_moe.evaluate import time_forward
@@ -132,6 +234,13 @@ def latency() -> list[dict]:
                                               "down_proj": factors(H, D, 8, False)},
                 "tileq P=Q=1 r=32": {"gate_up_proj": factors(2 * D, H, 32, True),
                                      "down_proj": factors(H, D, 32, True)}}
+    def gemm_floor(module, x, idx, w) -> None:  # the two grouped base GEMMs alone
+        flat = idx.reshape(-1)
+        order = torch.argsort(flat, stable=True)
+        offs = kern._segments(flat[order], E)
+        g = kern._gmm(x.index_select(0, order // idx.shape[1]), module.gate_up_proj.transpose(1, 2), offs)
+        kern._gmm(g[:, :D].contiguous(), module.down_proj.transpose(1, 2), offs)
+
     rows = []
     for T in (256, 1024):
         x, idx, w = syn.routing(T, E, 2, H, seed=T)
@@ -140,11 +249,12 @@ def latency() -> list[dict]:
             with torch.inference_mode():
                 diff = float((kern.fused_experts_forward(module, x, idx, w)
                               - kern.loop_experts_forward(module, x, idx, w)).abs().max())
-            t = time_forward({"fused": kern.fused_experts_forward, "loop": kern.loop_experts_forward}, module, x,
-                             idx, w, repeats=15)
+            t = time_forward({"fused": kern.fused_experts_forward, "loop": kern.loop_experts_forward,
+                              "floor": gemm_floor}, module, x, idx, w, repeats=repeats)
             rows.append({"section": "latency", "tokens": T, "experts": E, "variant": name,
-                         "fused_ms": 1e3 * t["fused"], "loop_ms": 1e3 * t["loop"],
-                         "fused_over_loop": t["fused"] / t["loop"], "max_abs_diff": diff})
+                         "fused_ms": 1e3 * t["fused"], "loop_ms": 1e3 * t["loop"], "gemm_floor_ms": 1e3 * t["floor"],
+                         "fused_over_loop": t["fused"] / t["loop"], "floor_over_loop": t["floor"] / t["loop"],
+                         "max_abs_diff": diff})
     return rows
 
 
@@ -154,10 +264,19 @@ def main() -> None:
     parser.add_argument("--bits", type=int, action="append")
     parser.add_argument("--lqer-rank", type=int, default=8)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--repeats", type=int, default=41)
+    parser.add_argument("--eval-bytes", type=int, default=1 << 20, help="held-out bytes (default: all 420 KB)")
+    parser.add_argument("--only", choices=("tiny", "synthetic", "latency"))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
-    rows = tiny_moe(args.bits or [2, 3], args.lqer_rank) + synthetic(args.lqer_rank) + latency()
+    rows = []
+    if args.only in (None, "tiny"):
+        rows += tiny_moe(args.bits or [2, 3], args.lqer_rank, args.eval_bytes)
+    if args.only in (None, "synthetic"):
+        rows += synthetic(args.lqer_rank)
+    if args.only in (None, "latency"):
+        rows += latency(args.repeats)
     header = {"cores": os.cpu_count(), "torch_threads": torch.get_num_threads(), "seconds": time.perf_counter() - t0}
     if args.json:
         print(json.dumps({"machine": header, "rows": rows}, indent=2))

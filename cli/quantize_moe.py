@@ -72,12 +72,14 @@ def quantize_moe(
     lowrank: Annotated[str, typer.Option("--lowrank", help="none | lqer (per expert) | tileq (shared tiles).")
                        ] = "tileq",
     rank: Annotated[int, typer.Option("--rank", "-r", help="Rank of the correction.")] = 8,
-    rows: Annotated[int | None, typer.Option("--rows", help="TileQ row groups P (default 1).")] = None,
-    cols: Annotated[int | None, typer.Option("--cols", help="TileQ column groups Q (default 1).")] = None,
+    rows: Annotated[int | None, typer.Option("--rows", help="TileQ row groups P (default 1, or searched).")] = None,
+    cols: Annotated[int | None, typer.Option("--cols", help="TileQ column groups Q (default 1, or searched).")] = None,
     cluster: Annotated[str, typer.Option("--cluster", help="Expert grouping: index | activation.")] = "index",
     match_memory: Annotated[str | None, typer.Option("--match-memory", metavar="lqer:R",
                                                      help="Pick TileQ's rank to use the extra memory of "
-                                                     "per-expert LQER at rank R.")] = None,
+                                                     "per-expert LQER at rank R; without --rows/--cols also "
+                                                     "search P, Q in 1, 2, 4, ..., E for the lowest calibration-"
+                                                     "weighted error.")] = None,
     calib: Annotated[str | None, typer.Option("--calib", metavar="FILE|-", help="Calibration text (default: "
                                               "zoo stdlib-code train split).")] = None,
     calib_bytes: Annotated[int, typer.Option("--calib-bytes", help="Bytes of default calibration text.", min=256)

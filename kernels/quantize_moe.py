@@ -17,8 +17,13 @@ corrections ``ΔW_e = U[p(e)] · C_e · V[q(e)]``.
   For ``gate_up_proj`` the input is shared by all experts, so all ``V_q`` are applied with ONE GEMM
   over the T tokens. For ``down_proj`` the expert outputs are summed, so the routing-weighted core
   outputs are summed per (token, row group) first and each ``U_p`` is applied once per token and
-  row group (one GEMM) rather than once per (token, expert) — when P ≤ top-k, else per assignment. Ranks are zero-padded to a multiple of 4 (grouped_mm needs 16-byte strides);
-  shapes it cannot take fall back to a loop over segments.
+  row group (one GEMM) rather than once per (token, expert) — when P ≤ top-k, else per assignment.
+  Corrections are accumulated in place (``addmm_`` when one ``U`` is shared, ``add_`` otherwise) and the
+  routing weights are applied in place, so no extra (T·k, 2I) buffer is allocated. Ranks are
+  zero-padded to a multiple of 4 (grouped_mm needs 16-byte strides); shapes it cannot take fall back
+  to a loop over segments. On CPU the base GEMMs are the same arithmetic as in the loop, so for large
+  T the fused path cannot beat the loop by more than the loop's per-expert overhead (measured in
+  ``benchmarks/quantize_moe.py`` as "gemm floor").
 * loop: for each expert, its routed tokens through ``W_e`` and then ``V_q``, ``C_e``, ``U_p`` —
   the plain reference the fused path is tested against.
 """
@@ -77,11 +82,15 @@ def _by_group(x: torch.Tensor, gmap: torch.Tensor, e_sorted: torch.Tensor, W: to
     return out
 
 
-def _lowrank(f: Any, z: torch.Tensor, e_sorted: torch.Tensor, offs_e: torch.Tensor) -> torch.Tensor:
+def _add_lowrank(out: torch.Tensor, f: Any, z: torch.Tensor, e_sorted: torch.Tensor, offs_e: torch.Tensor) -> None:
+    """out += (z · C_eᵀ) · U_pᵀ per row, in place (one accumulating GEMM when a single U is shared)."""
     Ut, _, Ct, _ = _pad_rank(f)
     if Ct is not None:
         z = _gmm(z, Ct, offs_e)
-    return _by_group(z, f.rows, e_sorted, Ut)
+    if Ut.shape[0] == 1:
+        out.addmm_(z, Ut[0])
+    else:
+        out.add_(_by_group(z, f.rows, e_sorted, Ut))
 
 
 def fused_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
@@ -96,34 +105,38 @@ def fused_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: t
     e_s = flat[order]
     tok_s = torch.div(order, k, rounding_mode="floor")
     offs_e = _segments(e_s, E)
-    x_s = hidden_states[tok_s]
+    x_s = hidden_states.index_select(0, tok_s)
     gate_up = _gmm(x_s, self.gate_up_proj.transpose(1, 2), offs_e)
     f = factors.get("gate_up_proj")
     if f is not None:  # shared input: every V_q with one GEMM over the T tokens, then pick q(e)
         _, Vt, _, r4 = _pad_rank(f)
         Q = Vt.shape[0]
-        z_all = (hidden_states @ Vt.transpose(0, 1).reshape(H, Q * r4)).view(T, Q, r4)
-        gate_up = gate_up + _lowrank(f, z_all[tok_s, f.cols[e_s]], e_s, offs_e)
+        z_all = hidden_states @ Vt.transpose(0, 1).reshape(H, Q * r4)  # (T, Q·r4)
+        z = z_all.index_select(0, tok_s) if Q == 1 else z_all.view(T * Q, r4).index_select(0, tok_s * Q + f.cols[e_s])
+        _add_lowrank(gate_up, f, z, e_s, offs_e)  # in place: no fresh (T·k, 2I) buffer
     gate, up = gate_up.chunk(2, dim=-1)
-    h = self.act_fn(gate) * up
+    h = self.act_fn(gate)
+    h = h.mul_(up) if h.data_ptr() != gate.data_ptr() else h * up
     out = _gmm(h, self.down_proj.transpose(1, 2), offs_e)
-    weights = top_k_weights.reshape(-1)[order, None].to(out.dtype)
-    final = torch.zeros_like(hidden_states)
-    final.index_add_(0, tok_s, (out * weights).to(final.dtype))
+    weights = top_k_weights.reshape(-1).index_select(0, order).unsqueeze(1).to(out.dtype)
+    out.mul_(weights)
     f = factors.get("down_proj")
+    acc = None
     if f is not None:
         Ut, Vt, Ct, r4 = _pad_rank(f)
         z = _by_group(h, f.cols, e_s, Vt)
         if Ct is not None:
             z = _gmm(z, Ct, offs_e)
-        z = z * weights
+        z.mul_(weights)
         P = Ut.shape[0]
         if P <= k:  # outputs are summed over experts: apply U once per (token, row group)
-            acc = z.new_zeros(T * P, r4).index_add_(0, tok_s * P + f.rows[e_s], z)
-            final = final + (acc.view(T, P * r4) @ Ut.reshape(P * r4, -1)).to(final.dtype)
+            acc = z.new_zeros(T * P, r4).index_add_(0, tok_s * P + f.rows[e_s] if P > 1 else tok_s, z)
         else:
-            final.index_add_(0, tok_s, _by_group(z, f.rows, e_s, Ut).to(final.dtype))
-    return final
+            out.add_(_by_group(z, f.rows, e_s, Ut))
+    final = torch.zeros(T, out.shape[1], dtype=out.dtype, device=out.device).index_add_(0, tok_s, out)
+    if acc is not None:
+        final.addmm_(acc.view(T, -1), Ut.reshape(-1, Ut.shape[-1]))
+    return final.to(hidden_states.dtype)
 
 
 def _apply_loop(f: Any, e: int, x: torch.Tensor) -> torch.Tensor:

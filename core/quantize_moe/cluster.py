@@ -57,6 +57,18 @@ def kernel_kmeans(K: torch.Tensor, G: int, seed: int = 0, iters: int = 50) -> to
     return torch.tensor([order[lab] for lab in labels.tolist()], dtype=torch.long)
 
 
+def subspace_overlap(M: torch.Tensor, r: int) -> tuple[float, float]:
+    """Mean over expert pairs a ≠ b of ‖U_aᵀU_b‖²/r (left) and ‖V_aV_bᵀ‖²/r (right) for the top-r singular
+    subspaces of M (E, m, n): mean cos² of the principal angles; 1 = same subspace, ≈ r/m (r/n) = random."""
+    U, _, Vh = torch.linalg.svd(M.double(), full_matrices=False)
+    k = max(1, min(r, U.shape[-1]))
+    Ur, Vr = U[..., :k], Vh[:, :k, :]
+    off = ~torch.eye(M.shape[0], dtype=torch.bool)
+    left = torch.einsum("amk,bml->abkl", Ur, Ur).pow(2).sum((-1, -2))[off].mean() / k
+    right = torch.einsum("akn,bln->abkl", Vr, Vr).pow(2).sum((-1, -2))[off].mean() / k
+    return float(left), float(right)
+
+
 def activation_groups(M: torch.Tensor, P: int, Q: int, r: int, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """(rows, cols) from subspace similarity of the activation-scaled residuals M (E, m, n)."""
     U, _, Vh = torch.linalg.svd(M.double(), full_matrices=False)

@@ -13,7 +13,9 @@ quantization error) and shared-basis MoE compression:
   with ``U_p`` (m×r) shared by a row group, ``V_q`` (r×n) shared by a column group and a per-expert
   core ``C_e`` (r×r); fitted without training by alternating SVDs (``V_q`` from its column group's
   stacked ``U_pᵀ R_e S``, ``U_p`` from its row group's stacked ``R_e S V_qᵀ``, ``C_e = U_pᵀ R_e S V_qᵀ``);
-  extra values ``P·m·r + Q·n·r + E·r²``.
+  extra values ``P·m·r + Q·n·r + E·r²``. Our addition: when one side is per expert (P = E or Q = E)
+  the core is multiplied into that side (``U_e C_e`` or ``C_e V_e`` stored), so the ``E·r²`` term
+  drops and P = Q = E costs exactly L2QER's ``E·r·(m+n)``.
 * Our choice (not from the paper): TileQ scales by ``S_q``, the activation scale pooled over the
   tokens routed to *all* experts of column group q, so ``S_q⁻¹`` folds into the shared ``V_q`` and
   costs no memory; with P = Q = E this is exactly per-expert L2QER. Errors are always measured with
@@ -71,7 +73,14 @@ def lqer_values(E: int, m: int, n: int, r: int) -> int:
 
 
 def tileq_values(P: int, Q: int, E: int, m: int, n: int, r: int) -> int:
-    return P * m * r + Q * n * r + E * r * r
+    """``P·m·r + Q·n·r + E·r²``; the cores are absorbed (no ``E·r²``) when one side is per expert (P or Q = E)."""
+    return P * m * r + Q * n * r + (0 if E in (P, Q) else E * r * r)
+
+
+def search_grid(E: int) -> list[tuple[int, int]]:
+    """The (P, Q) pairs ``--match-memory`` tries when no ``--rows/--cols`` are given: 1, 2, 4, … and E."""
+    sizes = sorted({2 ** i for i in range(E.bit_length()) if 2 ** i <= E} | {E})
+    return [(P, Q) for P in sizes for Q in sizes]
 
 
 def match_rank(E: int, m: int, n: int, lqer_rank: int, P: int, Q: int) -> int:
@@ -164,4 +173,10 @@ def fit_tileq(R: torch.Tensor, abs_sum: torch.Tensor, count: torch.Tensor, rows:
     _, U, V = best
     core = torch.stack([U[rows[e]].T @ M[e] @ V[cols[e]].T for e in range(E)])
     Vs = V / torch.stack([sq[g[0]] for g in members_q])[:, None, :]
+    if P == E:  # one expert per row group: store U_e C_e instead of U_e and C_e (same product, fewer values)
+        U = torch.stack([U[p] @ core[g[0]] for p, g in enumerate(members_p)])
+        return Factors(U.float(), Vs.float(), None, rows.clone(), cols.clone())
+    if Q == E:  # one expert per column group: store C_e V_e
+        Vs = torch.stack([core[g[0]] @ Vs[q] for q, g in enumerate(members_q)])
+        return Factors(U.float(), Vs.float(), None, rows.clone(), cols.clone())
     return Factors(U.float(), Vs.float(), core.float(), rows.clone(), cols.clone())

@@ -68,7 +68,7 @@ def validate(cfg: Config, shapes: list[tuple[int, int, int]]) -> None:
         for name, G in (("--rows", cfg.rows), ("--cols", cfg.cols)):
             if G is not None and not 1 <= G <= E:
                 raise ValueError(f"{name} must be in [1, {E}] (the number of experts), got {G}.")
-        if cfg.lowrank == "tileq" and cfg.match_lqer_rank is not None:
+        if cfg.lowrank == "tileq" and cfg.match_lqer_rank is not None and not searches(cfg):
             lowrank.match_rank(E, m, n, cfg.match_lqer_rank, cfg.rows or 1, cfg.cols or 1)
 
 
@@ -91,12 +91,9 @@ def quantize_projection(W: torch.Tensor, stats: Any, cfg: Config) -> ProjResult:
         factors = lowrank.fit_lqer(R, s, ref_rank).rounded(dtype)
         rec.update(rank=ref_rank, extra_bytes=lowrank.lqer_values(E, m, n, ref_rank) * cfg.factor_bytes)
     else:
-        P, Q = cfg.rows or 1, cfg.cols or 1
-        r = lowrank.match_rank(E, m, n, cfg.match_lqer_rank, P, Q) if cfg.match_lqer_rank is not None else cfg.rank
-        rows, cols = cluster.assign(cfg.cluster, R.double() * s[:, None, :], P, Q, r, cfg.seed)
-        factors = lowrank.fit_tileq(R, stats.abs_sum, stats.count, rows, cols, r, cfg.rounds).rounded(dtype)
+        P, Q, r, rows, cols, factors, tried = _fit_tileq(W, Wq, R, s, stats, cfg, dtype)
         rec.update(rank=r, rows=P, cols=Q, cluster=cfg.cluster, row_groups=rows.tolist(), col_groups=cols.tolist(),
-                   extra_bytes=lowrank.tileq_values(P, Q, E, m, n, r) * cfg.factor_bytes)
+                   extra_bytes=lowrank.tileq_values(P, Q, E, m, n, r) * cfg.factor_bytes, searched=tried)
     if factors is not None:
         rec["err_lowrank"] = lowrank.weighted_error(W, Wq + factors.delta(), s)
         assert factors.values() * cfg.factor_bytes == rec["extra_bytes"]
@@ -109,6 +106,39 @@ def quantize_projection(W: torch.Tensor, stats: Any, cfg: Config) -> ProjResult:
         rec["err_lqer"] = lowrank.weighted_error(W, Wq + ref.delta(), s)
         rec["err_ratio_vs_lqer"] = rec["err_lowrank"] / rec["err_lqer"] if rec["err_lqer"] > 0 else None
     return ProjResult(q, factors, rec)
+
+
+def searches(cfg: Config) -> bool:
+    """``--match-memory`` without ``--rows/--cols`` searches (P, Q) at that memory (see :func:`_fit_tileq`)."""
+    return cfg.lowrank == "tileq" and cfg.match_lqer_rank is not None and cfg.rows is None and cfg.cols is None
+
+
+def _fit_tileq(W: torch.Tensor, Wq: torch.Tensor, R: torch.Tensor, s: torch.Tensor, stats: Any, cfg: Config,
+               dtype: torch.dtype) -> tuple[int, int, int, torch.Tensor, torch.Tensor, lowrank.Factors, int]:
+    """TileQ at the given (P, Q, rank), or — for :func:`searches` — the (P, Q) of :func:`lowrank.search_grid`
+    at LQER's memory with the lowest calibration-weighted error (the fit's own objective, measured on the
+    float16 factors; no held-out data). P = Q = E is per-expert L2QER, so the search is never worse than it."""
+    E, m, n = W.shape
+    M = R.double() * s[:, None, :]
+    grid = lowrank.search_grid(E) if searches(cfg) else [(cfg.rows or 1, cfg.cols or 1)]
+    best: tuple[float, int, int, int, torch.Tensor, torch.Tensor, lowrank.Factors] | None = None
+    tried = 0
+    for P, Q in grid:
+        if cfg.match_lqer_rank is None:
+            r = cfg.rank
+        elif len(grid) > 1 and lowrank.tileq_values(P, Q, E, m, n, 1) > lowrank.lqer_values(E, m, n,
+                                                                                             cfg.match_lqer_rank):
+            continue  # no rank fits this (P, Q)
+        else:
+            r = lowrank.match_rank(E, m, n, cfg.match_lqer_rank, P, Q)
+        rows, cols = cluster.assign(cfg.cluster, M, P, Q, r, cfg.seed)
+        f = lowrank.fit_tileq(R, stats.abs_sum, stats.count, rows, cols, r, cfg.rounds).rounded(dtype)
+        err = lowrank.weighted_error(W, Wq + f.delta(), s) if len(grid) > 1 else 0.0
+        tried += 1
+        if best is None or err < best[0]:
+            best = (err, P, Q, r, rows, cols, f)
+    assert best is not None
+    return (*best[1:], tried)  # type: ignore[return-value]
 
 
 def quantize_layers(experts: list[tuple[str, Any]], stats: list[LayerStats], cfg: Config,

@@ -180,17 +180,19 @@ def test_entry_point_pipeline(mlx26_exe, subprocess_env):
 
 
 @pytest.mark.slow
-def test_perplexity_order_at_2_bits():
-    """FP ≤ TileQ and LQER < RTN alone on tiny-moe's held-out text (tiny locally trained model)."""
+def test_perplexity_order_at_2_and_3_bits():
+    """FP ≤ TileQ ≈ LQER < RTN alone on tiny-moe's whole held-out split (~124 k tokens; 16 KB cannot
+    resolve the 3-bit differences). TileQ at LQER rank 8's memory with (P, Q) searched."""
     from mlx26.core.quantize_moe import pipeline, run
 
-    trials = run.Trials("tiny-moe", run.default_text("train", 16384), run.default_text("heldout", 16384))
+    trials = run.Trials("tiny-moe", run.default_text("train", 16384), run.default_text("heldout", 1 << 20))
     fp = trials.perplexity()
-    ppl = {lr: trials.trial(pipeline.Config(bits=2, lowrank=lr, rank=8,
-                                            match_lqer_rank=8 if lr == "tileq" else None))[1]
-           for lr in ("none", "lqer", "tileq")}
-    assert fp <= ppl["tileq"] < ppl["none"] and fp <= ppl["lqer"] < ppl["none"]
-    assert abs(ppl["tileq"] - ppl["lqer"]) / ppl["lqer"] < 0.02
+    for bits in (2, 3):
+        ppl = {lr: trials.trial(pipeline.Config(bits=bits, lowrank=lr, rank=8,
+                                                match_lqer_rank=8 if lr == "tileq" else None))[1]
+               for lr in ("none", "lqer", "tileq")}
+        assert fp <= ppl["tileq"] < ppl["none"] and fp <= ppl["lqer"] < ppl["none"], (bits, fp, ppl)
+        assert abs(ppl["tileq"] - ppl["lqer"]) / ppl["lqer"] < 0.005, (bits, ppl)
 
 
 def test_terminal_table_is_compact(run_cli):

@@ -66,8 +66,9 @@ def test_memory_formulas_and_matched_rank():
     r = lowrank.match_rank(8, 384, 128, 8, 1, 1)
     budget = lowrank.lqer_values(8, 384, 128, 8)
     assert lowrank.tileq_values(1, 1, 8, 384, 128, r) <= budget < lowrank.tileq_values(1, 1, 8, 384, 128, r + 1)
-    with pytest.raises(ValueError, match="no TileQ rank"):
-        lowrank.match_rank(8, 384, 128, 1, 8, 8)
+    assert lowrank.match_rank(8, 384, 128, 3, 8, 8) == 3  # P = Q = E (cores absorbed) is exactly LQER's memory
+    with pytest.raises(ValueError, match="no TileQ rank"):  # 7·2 + 7·2 + 8·1 > 8·1·(2 + 2): the cores do not fit
+        lowrank.match_rank(8, 2, 2, 1, 7, 7)
 
 
 def test_factor_count_equals_formula(layer):
@@ -76,6 +77,39 @@ def test_factor_count_equals_formula(layer):
                           cluster.index_groups(6, 3), 4)
     assert f.values() == lowrank.tileq_values(2, 3, 6, 48, 32, 4)
     assert lowrank.fit_lqer(R, s, 4).values() == lowrank.lqer_values(6, 48, 32, 4)
+
+
+def test_per_expert_side_absorbs_the_core(layer):
+    """P = E or Q = E: the core is multiplied into the per-expert side — same correction, no E·r² values."""
+    L, _, R, _ = layer
+    ids, two = torch.arange(6), cluster.index_groups(6, 2)
+    for rows, cols in ((ids, two), (two, ids), (ids, ids)):
+        P, Q = int(rows.max()) + 1, int(cols.max()) + 1
+        f = lowrank.fit_tileq(R, L.stats.abs_sum, L.stats.count, rows, cols, 4)
+        assert f.core is None and f.values() == lowrank.tileq_values(P, Q, 6, 48, 32, 4) == P * 48 * 4 + Q * 32 * 4
+    assert lowrank.tileq_values(6, 6, 6, 48, 32, 4) == lowrank.lqer_values(6, 48, 32, 4)
+    assert lowrank.search_grid(6) == [(P, Q) for P in (1, 2, 4, 6) for Q in (1, 2, 4, 6)]
+
+
+def test_match_memory_search_is_never_worse_than_lqer(layer):
+    """--match-memory without --rows/--cols: best (P, Q) at LQER's memory; P = Q = E (= L2QER) is a candidate."""
+    from mlx26.core.quantize_moe import pipeline
+
+    L, Wq, R, s = layer
+    cfg = pipeline.Config(bits=3, group_size=16, lowrank="tileq", match_lqer_rank=4)
+    assert pipeline.searches(cfg) and not pipeline.searches(pipeline.Config(lowrank="tileq", match_lqer_rank=4, rows=1))
+    rec = pipeline.quantize_projection(L.W, L.stats, cfg).record
+    assert rec["searched"] == 16 and rec["extra_bytes"] <= rec["lqer_bytes"]
+    assert rec["err_lowrank"] <= rec["err_lqer"] * (1 + 1e-6)
+    assert rec["extra_bytes"] == 2 * lowrank.tileq_values(rec["rows"], rec["cols"], 6, 48, 32, rec["rank"])
+
+
+def test_subspace_overlap_of_identical_and_random_experts():
+    torch.manual_seed(0)
+    same = torch.randn(1, 40, 30).repeat(4, 1, 1)
+    assert cluster.subspace_overlap(same, 3) == pytest.approx((1.0, 1.0), abs=1e-9)
+    left, right = cluster.subspace_overlap(torch.randn(6, 400, 300), 4)
+    assert left < 0.05 and right < 0.05  # random subspaces: ≈ r/m, r/n
 
 
 def test_rank_out_of_range(layer):
