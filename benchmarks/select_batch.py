@@ -1,16 +1,23 @@
 """Benchmark of `mlx26 select-batch train`: PartitionSel vs independent vs GREATS vs random (the anchor).
 
-Usage:  python benchmarks/select_batch.py [--steps 200] [--out out/select-batch/bench] [--json]
+Usage:  python benchmarks/select_batch.py [--steps 200] [--out out/select-batch/bench] [--refresh 50] [--json]
 
 One process, one seed, the same candidate stream for every method: the zoo's tiny-llama
 (trained on stdlib code) is fine-tuned for --steps AdamW steps on the three-domain demo mix
 (pool 50/30/20 % code/prose/arithmetic from the corpora's train splits), each minibatch of 8
 selected from 8 × 8 candidates. The validation mix (a third per domain, held-out splits) is
-split in two: the first half guides selection and gives the logged curve, the second half
-("test") is never seen by the selector. Prints, per method, the final validation and test
+split in two, alternating within each domain (both halves have the same mix): the first half
+guides selection and gives the logged curve, the second half ("test") is never seen by the
+selector. Prints, per method, the final validation and test
 loss and their ratios to random (target < 1), and the selection time as a fraction of the
-step time (target < 25 %), with and without the gradient features. Writes one JSONL log per
-method and, when matplotlib is installed, curves.png. TINY MODEL, LOCAL CORPORA, ONE SEED.
+step time (target < 25 %), with and without the gradient features. PartitionSel runs three
+times: with the exact per-example backward (``vmap``, the old path), with the closed-form
+LM-head features (``ghost``, the default) and with ghost features refreshed every --refresh
+steps (stale features, an explicit option); the same linear sketch is used on both paths, so
+the first two differ in time only (up to float rounding). A last row gives the floor of
+fresh features: a plain no-grad forward over the step's candidates and anchors as a
+fraction of the step. Writes one JSONL log per run and, when matplotlib is installed,
+curves.png. TINY MODEL, LOCAL CORPORA; --seeds averages over several seeds.
 """
 
 from __future__ import annotations
@@ -28,24 +35,74 @@ from mlx26.core.select_batch.train import SelectTrainer, TrainConfig
 METHODS = ("random", "partitionsel", "independent", "greats")
 
 
-def run(steps: int, out: Path, seed: int, methods: tuple[str, ...], budget_mode: str = "proportional"
-        ) -> dict[str, dict]:
+def variants(methods: tuple[str, ...], refresh: tuple[int, ...], exact: bool) -> list[tuple[str, str, str, int]]:
+    """(label, method, feature path, refresh) of every run."""
+    out = []
+    for m in methods:
+        if m == "partitionsel" and exact:
+            out.append(("partitionsel/vmap", m, "vmap", 1))
+        out.append((m if m == "random" else f"{m}/ghost", m, "auto", 1))
+        if m == "partitionsel":
+            out.extend((f"partitionsel/ghost R={R}", m, "auto", R) for R in refresh if R > 1)
+    return out
+
+
+def run(steps: int, out: Path, seed: int, methods: tuple[str, ...], budget_mode: str = "proportional",
+        refresh: tuple[int, ...] = (50, 200), exact: bool = True, eval_every: int = 5, n_val: int = 48,
+        randomized: bool = False) -> dict[str, dict]:
     out.mkdir(parents=True, exist_ok=True)
     pool = parse_rows(enumerate(demo_rows("train", 1200, seed), 1), "demo pool")
-    held = demo_rows("val", 48, seed)
-    val = parse_rows(enumerate(held[::2], 1), "demo val")
-    test = parse_rows(enumerate(held[1::2], 1), "demo test")
+    val_rows, test_rows = stratified_halves(demo_rows("val", 2 * n_val, seed))
+    val = parse_rows(enumerate(val_rows, 1), "demo val")
+    test = parse_rows(enumerate(test_rows, 1), "demo test")
     results = {}
-    for method in methods:
+    for label, method, path, R in variants(methods, refresh, exact):
         start = time.perf_counter()
-        trainer = SelectTrainer(pool, val, TrainConfig(method=method, steps=steps, seed=seed, budget_mode=budget_mode), test)
-        with open(out / f"{method}.jsonl", "w", encoding="utf-8") as log:
+        cfg = TrainConfig(method=method, steps=steps, seed=seed, budget_mode=budget_mode, features=path, refresh=R,
+                          eval_every=eval_every, randomized=randomized)
+        trainer = SelectTrainer(pool, val, cfg, test)
+        name = label.replace("/", "-").replace(" ", "-").replace("=", "")
+        with open(out / f"{name}-seed{seed}.jsonl", "w", encoding="utf-8") as log:
             for record in trainer.run():
                 log.write(json.dumps(record) + "\n")
-        results[method] = {**trainer.summary(), "wall_s": time.perf_counter() - start,
-                           "curve": [(r["step"], r["val_loss"]) for r in trainer.records if r["val_loss"] is not None]}
-        print(f"  {method}: done in {results[method]['wall_s']:.0f} s", file=sys.stderr)
+        results[label] = {**trainer.summary(), "wall_s": time.perf_counter() - start,
+                          "curve": [(r["step"], r["val_loss"]) for r in trainer.records if r["val_loss"] is not None]}
+        if method != "random":
+            results[label]["forward_floor"] = forward_floor(trainer, cfg.batch * cfg.buffer)
+        print(f"  {label} (seed {seed}): done in {results[label]['wall_s']:.0f} s", file=sys.stderr)
     return results
+
+
+def stratified_halves(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """Alternate the rows of each domain between validation and test, so both halves have the same mix."""
+    seen: dict[str, int] = {}
+    halves: tuple[list[dict], list[dict]] = ([], [])
+    for row in rows:
+        k = seen.get(row["domain"], 0)
+        seen[row["domain"]] = k + 1
+        halves[k % 2].append(row)
+    return halves
+
+
+def forward_floor(trainer: SelectTrainer, n_cand: int) -> float:
+    """A plain no-grad forward (logits) over one step's candidates and anchors, as a fraction of
+    (that + the mean update time): what fresh features cost even if the gradients were free."""
+    import torch
+    from mlx26.core.select_batch.features import FEATURE_CHUNK
+
+    texts = [it.text for it in trainer.items[:n_cand]] + [it.text for it in trainer.val_items]
+    trainer.model.eval()
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        with torch.no_grad():
+            for i in range(0, len(texts), FEATURE_CHUNK):
+                ids, mask = trainer.feat.encode(texts[i:i + FEATURE_CHUNK])
+                trainer.model(input_ids=ids, attention_mask=mask)
+        times.append(time.perf_counter() - start)
+    fwd = min(times)
+    update = trainer.summary()["update_s_mean"]
+    return fwd / (fwd + update)
 
 
 def synthetic_table(seeds: int = 40, budget: int = 12) -> None:
@@ -98,13 +155,23 @@ def plot(results: dict[str, dict], path: Path) -> bool:
 
 
 def main() -> None:
+    import numpy as np
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="First seed.")
+    parser.add_argument("--seeds", type=int, default=1, help="Number of seeds (seed, seed+1, …); ratios are averaged.")
     parser.add_argument("--out", type=Path, default=Path("out/select-batch/bench"))
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     parser.add_argument("--budget-mode", default="proportional", choices=("proportional", "equal"),
                         help="Per-domain budgets of the budgeted methods (partitionsel, independent, random).")
+    parser.add_argument("--refresh", type=int, nargs="*", default=[50, 200],
+                        help="Also run PartitionSel with features refreshed every R steps, for each R > 1.")
+    parser.add_argument("--no-exact", action="store_true", help="Skip the PartitionSel run on the exact vmap path.")
+    parser.add_argument("--eval-every", type=int, default=5, help="Validation/test loss every N steps (not timed).")
+    parser.add_argument("--n-val", type=int, default=48, help="Validation rows (guide selection); as many test rows.")
+    parser.add_argument("--randomized", action="store_true",
+                        help="Randomized greedy (draws from the per-domain shortlists, as upstream) for every method.")
     parser.add_argument("--json", action="store_true", help="Print the results as JSON too.")
     parser.add_argument("--synthetic-only", action="store_true", help="Only the synthetic utility table (seconds).")
     args = parser.parse_args()
@@ -113,24 +180,46 @@ def main() -> None:
         return
     if "random" not in args.methods:
         parser.error("the anchor 'random' must be among --methods")
-    results = run(args.steps, args.out, args.seed, tuple(args.methods), args.budget_mode)
-    anchor = results["random"]
-    print(f"select-batch benchmark — tiny-llama, local 3-domain mix, {args.steps} steps, seed {args.seed}, "
+    seeds = list(range(args.seed, args.seed + args.seeds))
+    per_seed = {s: run(args.steps, args.out, s, tuple(args.methods), args.budget_mode, tuple(args.refresh),
+                       not args.no_exact, args.eval_every, args.n_val, args.randomized) for s in seeds}
+    labels = list(per_seed[seeds[0]])
+    anchor = per_seed[seeds[0]]["random"]
+    print(f"select-batch benchmark — tiny-llama, local 3-domain mix, {args.steps} steps, seeds {seeds}, "
           f"{os.cpu_count()} CPU cores, {anchor['threads']} torch thread(s); {args.budget_mode} budgets; "
-          "anchor: random per domain")
-    print(f"{'method':<13}{'val loss':>10}{'÷ random':>10}{'test loss':>11}{'÷ random':>10}"
-          f"{'select/step':>13}{'greedy/step':>13}{'wall s':>8}")
-    for method, r in results.items():
-        print(f"{method:<13}{r['final_val_loss']:>10.4f}{r['final_val_loss'] / anchor['final_val_loss']:>10.4f}"
-              f"{r['final_test_loss']:>11.4f}{r['final_test_loss'] / anchor['final_test_loss']:>10.4f}"
-              f"{100 * r['select_fraction']:>12.1f}%{100 * r['greedy_fraction']:>12.2f}%{r['wall_s']:>8.0f}")
-    print(f"initial val loss {anchor['initial_val_loss']:.4f}, test loss {anchor['initial_test_loss']:.4f}; "
-          "targets: loss ratio < 1, selection < 25 % of step time")
+          f"{args.n_val} validation + {args.n_val} test rows; {'randomized' if args.randomized else 'deterministic'} "
+          "greedy; anchor: random per domain")
+    print(f"{'run':<26}{'val loss':>10}{'÷ random':>10}{'test loss':>11}{'÷ random':>10}"
+          f"{'select/step':>13}{'greedy/step':>13}{'fresh rows':>12}{'wall s':>8}")
+
+    def mean(label: str, key: str) -> float:
+        return float(np.mean([per_seed[s][label][key] for s in seeds]))
+
+    def ratio(label: str, key: str) -> float:
+        return float(np.mean([per_seed[s][label][key] / per_seed[s]["random"][key] for s in seeds]))
+
+    for label in labels:
+        print(f"{label:<26}{mean(label, 'final_val_loss'):>10.4f}{ratio(label, 'final_val_loss'):>10.4f}"
+              f"{mean(label, 'final_test_loss'):>11.4f}{ratio(label, 'final_test_loss'):>10.4f}"
+              f"{100 * mean(label, 'select_fraction'):>12.1f}%{100 * mean(label, 'greedy_fraction'):>12.2f}%"
+              f"{mean(label, 'fresh_rows_mean'):>12.1f}{mean(label, 'wall_s'):>8.0f}")
+    floors = [per_seed[s][lb]["forward_floor"] for s in seeds for lb in labels if "forward_floor" in per_seed[s][lb]]
+    if floors:
+        print(f"{'floor: no-grad forward':<26}{'':>52}{100 * float(np.mean(floors)):>12.1f}%"
+              "   (logits over 64 candidates + anchors, no gradient at all)")
+    if len(seeds) > 1:
+        for label in labels:
+            if label != "random":
+                vals = [per_seed[s][label]["final_test_loss"] / per_seed[s]["random"]["final_test_loss"] for s in seeds]
+                print(f"  {label}: test ÷ random per seed " + " ".join(f"{v:.4f}" for v in vals))
+    print(f"initial val loss {anchor['initial_val_loss']:.4f}, test loss {anchor['initial_test_loss']:.4f} (seed "
+          f"{seeds[0]}); targets: loss ratio < 1, selection < 25 % of step time")
     png = args.out / "curves.png"
-    print(f"logs: {args.out}/<method>.jsonl; plot: " + (str(png) if plot(results, png) else
-                                                         "skipped (matplotlib not installed)"))
+    print(f"logs: {args.out}/<run>-seed<S>.jsonl; plot: " + (str(png) if plot(per_seed[seeds[0]], png) else
+                                                            "skipped (matplotlib not installed)"))
     if args.json:
-        print(json.dumps({m: {k: v for k, v in r.items() if k != "curve"} for m, r in results.items()}, default=str))
+        print(json.dumps({s: {m: {k: v for k, v in r.items() if k != "curve"} for m, r in res.items()}
+                          for s, res in per_seed.items()}, default=str))
 
 
 if __name__ == "__main__":

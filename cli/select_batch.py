@@ -42,6 +42,10 @@ GradParamsOpt = Annotated[str, typer.Option("--grad-params", help="Gradient feat
                                             "last-block, lora (peft adapters on the last block).")]
 ProjDimOpt = Annotated[int, typer.Option("--proj-dim", help="CountSketch dimension of the features (0 = none).",
                                          min=0)]
+FEATURE_PATHS = ("auto", "ghost", "vmap")
+FeaturesOpt = Annotated[str, typer.Option("--features", help="How per-example gradients are computed: ghost "
+                                          "(closed form from one no-grad forward; last-layer only), vmap (exact "
+                                          "per-example backward), auto (ghost for last-layer, else vmap).")]
 SeqLenOpt = Annotated[int, typer.Option("--seq-len", help="Tokens per example (longer ones are cut).", min=2)]
 EtaOpt = Annotated[float, typer.Option("--eta", help="Learning rate η of the utility (features are unit-norm).")]
 RandomizedOpt = Annotated[bool, typer.Option("--randomized", help="Draw each pick from the per-domain "
@@ -50,11 +54,15 @@ SummaryOpt = Annotated[str | None, typer.Option("--summary", help="Also write th
                                                 metavar="FILE")]
 
 
-def _check(method: str, grad_params: str) -> None:
+def _check(method: str, grad_params: str, features: str = "auto") -> None:
     if method not in METHODS:
         raise unknown_name("method", method, METHODS)
     if grad_params not in GRAD_PARAMS:
         raise unknown_name("gradient parameter set", grad_params, GRAD_PARAMS)
+    if features not in FEATURE_PATHS:
+        raise unknown_name("feature path", features, FEATURE_PATHS)
+    if features == "ghost" and grad_params != "last-layer":
+        raise UsageError(f"--features ghost needs --grad-params last-layer, not '{grad_params}'.")
 
 
 def _items(path: str, what: str) -> list:
@@ -105,6 +113,7 @@ def run(
     model: ModelOpt = "tiny-llama",
     grad_params: GradParamsOpt = "last-layer",
     proj_dim: ProjDimOpt = 512,
+    features: FeaturesOpt = "auto",
     seq_len: SeqLenOpt = 64,
     eta: EtaOpt = 0.1,
     randomized: RandomizedOpt = False,
@@ -131,7 +140,7 @@ def run(
     """
     if print_config_requested(ctx, print_config):
         return
-    _check(method, grad_params)
+    _check(method, grad_params, features)
     texts, arrays = pool is not None or val is not None, grads is not None or val_grads is not None
     if texts == arrays or (texts and (pool is None or val is None)) or (
             arrays and (grads is None or val_grads is None or domains is None)):
@@ -145,7 +154,7 @@ def run(
     if pool is not None and val is not None:
         records, info = select_from_texts(_items(pool, "pool"), _items(val, "validation"), budget, mode, method,
                                           model=model, grad_params=grad_params, proj_dim=proj_dim, seq_len=seq_len,
-                                          eta=eta, seed=seed, randomized=randomized)
+                                          eta=eta, seed=seed, randomized=randomized, features=features)
     else:
         assert grads is not None and val_grads is not None and domains is not None
         G, V, labels = _npy(grads, "--grads"), _npy(val_grads, "--val-grads"), _lines(domains)
@@ -180,6 +189,9 @@ def train(
     budget_mode: BudgetModeOpt = "proportional",
     grad_params: GradParamsOpt = "last-layer",
     proj_dim: ProjDimOpt = 512,
+    features: FeaturesOpt = "auto",
+    refresh: Annotated[int, typer.Option("--refresh", help="Reuse a candidate's features for R steps and "
+                                         "recompute the anchors every R steps (1 = fresh every step).", min=1)] = 1,
     seq_len: SeqLenOpt = 64,
     eta: EtaOpt = 0.1,
     randomized: RandomizedOpt = False,
@@ -196,18 +208,21 @@ def train(
     """Fine-tune a zoo model, selecting every minibatch from batch × buffer candidates; logs JSONL per step.
 
     Each record: step, val_loss, train_loss, per-domain counts, utility, conflicting pairs and
-    timings (feature_s, greedy_s, select_s, update_s, select_fraction). Same --seed, same
-    candidate stream for every method, so runs are comparable. Results on the tiny zoo model
+    timings (feature_s, greedy_s, select_s, update_s, select_fraction; feature_s counts every
+    cost the update would not pay: forward over candidates and anchors, per-example gradients,
+    projection) and fresh (feature rows computed that step; --refresh R > 1 reuses stale
+    ones). Same --seed, same candidate stream for every method, so runs are comparable. Results on the tiny zoo model
     and the local demo corpora are labelled as such in the summary.
 
     \b
     Examples:
       mlx26 select-batch train --steps 2 --batch 4 --buffer 2 --eval-every 2 | tail -n 1
+      mlx26 select-batch train --steps 3 --batch 4 --buffer 2 --refresh 10 --features ghost | tail -n 1
       mlx26 select-batch train --data pool.jsonl --val val.jsonl --method independent --steps 200 -o log.jsonl
     """
     if print_config_requested(ctx, print_config):
         return
-    _check(method, grad_params)
+    _check(method, grad_params, features)
     check_output(output, force)
     check_output(summary, force)
     from mlx26.core.select_batch.budgets import parse_budget_mode
@@ -216,7 +231,8 @@ def train(
 
     cfg = TrainConfig(model=model, method=method, steps=steps, batch=batch, buffer=buffer, lr=lr, seq_len=seq_len,
                       grad_params=grad_params, proj_dim=proj_dim, eta=eta, budget_mode=parse_budget_mode(budget_mode),
-                      randomized=randomized, weighted=weighted, eval_every=eval_every, seed=seed)
+                      randomized=randomized, weighted=weighted, eval_every=eval_every, seed=seed,
+                      features=features, refresh=refresh)
     pool_items = _items(data, "pool") if data else parse_rows(enumerate(demo_rows("train", max(1200, batch * buffer),
                                                                                   seed), 1), "demo pool")
     val_items = _items(val, "validation") if val else parse_rows(enumerate(demo_rows("val", 24, seed), 1), "demo val")

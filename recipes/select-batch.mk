@@ -64,4 +64,4 @@ reproduce-select-batch: $(foreach m,$(SB_METHODS),$(SB_DIR)/train-$(m).jsonl)
 	done
 
 bench-select-batch:
-	$(PY) benchmarks/select_batch.py --steps $(SB_STEPS) --out $(SB_DIR)/bench
+	MLX26_THREADS=$${MLX26_THREADS:-1} $(PY) benchmarks/select_batch.py --steps $(SB_STEPS) --out $(SB_DIR)/bench

@@ -11,9 +11,16 @@ respect to one parameter subset, computed for a whole batch at once with
 * ``lora`` — peft LoRA adapters (rank 4, q_proj and v_proj) on the last decoder layer. LoRA's
   B matrices start at zero, so at initialisation only the B gradients are non-zero.
 
-Then an optional seeded CountSketch to ``proj_dim`` dimensions (our reconstruction: a sparse
-JL sketch, O(p) per example, where a dense Gaussian projection would be O(p·d)), and L2
-normalisation. :func:`clean_rows` drops NaN/Inf and all-zero rows and says how many.
+Two ways to compute them (``path``): ``vmap`` — the exact per-example backward above, for
+every parameter set; ``ghost`` — for ``last-layer`` only, the closed form of :mod:`.ghost`
+(G_i = Σ_t w_t (softmax_t − onehot_t) h_tᵀ from one no-grad forward, sketched without
+materialising G_i). ``auto`` (default) takes ``ghost`` for ``last-layer`` and ``vmap``
+otherwise. Both paths give the same ``last-layer`` features (the tests check 1e-5).
+
+Then an optional seeded sketch to ``proj_dim`` dimensions (our reconstruction: a sparse
+JL sketch, O(p) per example, where a dense Gaussian projection would be O(p·d)) — a
+TensorSketch for ``last-layer`` (the same linear map on both paths), a CountSketch of the
+flattened gradient for the other sets — and L2 normalisation. :func:`clean_rows` drops NaN/Inf and all-zero rows and says how many.
 The functions that need torch import it inside.
 """
 
@@ -26,6 +33,7 @@ from typing import Any
 import numpy as np
 
 GRAD_PARAMS = ("last-layer", "last-block", "lora")
+FEATURE_PATHS = ("auto", "ghost", "vmap")
 ZERO_NORM = 1e-12
 FEATURE_CHUNK = 64  # texts per vmap(grad) call (bounds the per-example gradients held at once)
 
@@ -78,6 +86,7 @@ class Featurizer:
     seed: int = 0
     seq_len: int = 64
     lora_rank: int = 4
+    path: str = "auto"
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -86,10 +95,31 @@ class Featurizer:
                              "choose one of: " + ", ".join(GRAD_PARAMS))
         if self.proj_dim < 0:
             raise ValueError(f"--proj-dim must be ≥ 0 (0 = no projection), got {self.proj_dim}.")
+        if self.path not in FEATURE_PATHS:
+            raise ValueError(f"Unknown feature path '{self.path}'.", "choose one of: " + ", ".join(FEATURE_PATHS))
+        if self.path == "ghost" and self.grad_params != "last-layer":
+            raise ValueError(f"the ghost (closed-form) features exist for --grad-params last-layer only, not "
+                             f"'{self.grad_params}'.", "use --features vmap or auto")
         if self.seq_len < 2:
             raise ValueError(f"the sequence length must be ≥ 2, got {self.seq_len}.")
         if self.grad_params == "lora":
             self.model = add_lora(self.model, self.lora_rank)
+
+    @property
+    def resolved_path(self) -> str:
+        """``ghost`` or ``vmap``: what ``auto`` means for this parameter set."""
+        if self.path == "auto":
+            return "ghost" if self.grad_params == "last-layer" else "vmap"
+        return self.path
+
+    def head_sketch(self) -> Any:
+        """The seeded TensorSketch of the LM-head gradient (built once)."""
+        from mlx26.core.select_batch.ghost import TensorSketch
+
+        if "sketch" not in self._cache:
+            V, D = inner_llama(self.model).lm_head.weight.shape
+            self._cache["sketch"] = TensorSketch.make(V, D, self.proj_dim, self.seed)
+        return self._cache["sketch"]
 
     # ---- batching helpers
     def encode(self, texts: list[str]) -> tuple[Any, Any]:
@@ -110,8 +140,18 @@ class Featurizer:
         import torch
 
         ids, mask = self.encode(texts)
+        head = inner_llama(self.model).lm_head.weight
+        sketch = self.head_sketch() if self.proj_dim and self.proj_dim < head.numel() else None
+        if self.grad_params == "last-layer" and self.resolved_path == "ghost":
+            from mlx26.core.select_batch.ghost import ghost_head_features
+
+            with torch.no_grad():
+                hidden = inner_llama(self.model).model(input_ids=ids, attention_mask=mask).last_hidden_state
+                return ghost_head_features(hidden, head.detach(), ids, mask, sketch).double().numpy()
         with torch.no_grad():
             grads = self._grads(ids, mask)
+        if self.grad_params == "last-layer" and sketch is not None:
+            return sketch.sketch_full(grads["weight"]).double().numpy()
         flat = torch.cat([g.reshape(g.shape[0], -1) for g in grads.values()], dim=1)
         if self.proj_dim and flat.shape[1] > self.proj_dim:
             flat = count_sketch(flat, self.proj_dim, self.seed)

@@ -57,8 +57,8 @@ def select_from_features(G: np.ndarray, domains: Sequence[str], ids: Sequence[st
 def select_from_texts(items: Sequence[Any], val_items: Sequence[Any], budget: int,
                       budget_mode: str | Mapping[str, int] = "proportional", method: str = "partitionsel", *,
                       model: str = "tiny-llama", grad_params: str = "last-layer", proj_dim: int = 512,
-                      seq_len: int = 64, eta: float = 0.1, seed: int = 0, randomized: bool = False
-                      ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                      seq_len: int = 64, eta: float = 0.1, seed: int = 0, randomized: bool = False,
+                      features: str = "auto") -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Gradient features of pool and validation texts under ``model``, then :func:`select_from_features`."""
     import torch
     from mlx26.core.common.seeding import seed_everything
@@ -71,7 +71,7 @@ def select_from_texts(items: Sequence[Any], val_items: Sequence[Any], budget: in
     if budget > len(items):
         raise ValueError(f"the budget {budget} exceeds the pool ({len(items)} items).")
     start = time.perf_counter()
-    feat = Featurizer(load_model(model), load_tokenizer(model), grad_params, proj_dim, seed, seq_len)
+    feat = Featurizer(load_model(model), load_tokenizer(model), grad_params, proj_dim, seed, seq_len, path=features)
     load_s = time.perf_counter() - start
     start = time.perf_counter()
     G = feat.features([it.text for it in items])
@@ -79,6 +79,7 @@ def select_from_texts(items: Sequence[Any], val_items: Sequence[Any], budget: in
     feature_s = time.perf_counter() - start
     records, summary, _ = select_from_features(G, [it.domain for it in items], [it.id for it in items], V, budget,
                                                budget_mode, method, eta=eta, seed=seed, randomized=randomized)
-    summary.update({"model": model, "grad_params": grad_params, "proj_dim": proj_dim, "load_s": load_s,
+    summary.update({"model": model, "grad_params": grad_params, "features": feat.resolved_path,
+                    "proj_dim": proj_dim, "load_s": load_s,
                     "features_s": feature_s})
     return records, summary

@@ -9,10 +9,18 @@ the chosen method and takes one AdamW step on the causal-LM loss of the selected
 validation loss (same per-example mean over the validation set) is logged every
 ``eval_every`` steps.
 
-Timing: ``feature_s`` (gradient features of candidates and anchors), ``greedy_s`` (budgets and
-greedy), ``select_s`` = their sum, ``update_s`` (forward, backward and optimizer step on the
-batch); ``select_fraction`` = select_s / (select_s + update_s). Evaluation is not timed
-into either. ``random`` computes no features.
+Features: ``features`` picks the path (``auto``/``ghost``: closed-form LM-head gradients from
+one no-grad forward, :mod:`.ghost`; ``vmap``: the exact per-example backward). ``refresh`` R
+(default 1 = fresh features every step) is an explicit staleness option, GradMatch-style: a
+candidate's features are reused when they were computed fewer than R steps ago (under the
+model of that step), and the validation anchors are recomputed every R steps; each record
+says how many feature rows were computed (``fresh``).
+
+Timing: ``feature_s`` (everything the step would not otherwise pay for the features: the
+forward over candidates and anchors, the per-example gradients, the projection, the cache),
+``greedy_s`` (budgets and greedy), ``select_s`` = their sum, ``update_s`` (forward, backward
+and optimizer step on the batch); ``select_fraction`` = select_s / (select_s + update_s).
+Evaluation is not timed into either. ``random`` computes no features.
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ class TrainConfig:
     weighted: bool = False
     eval_every: int = 1
     seed: int = 0
+    features: str = "auto"
+    refresh: int = 1
 
     def validate(self, pool_size: int) -> None:
         if self.method not in METHODS:
@@ -55,7 +65,7 @@ class TrainConfig:
         if self.grad_params not in GRAD_PARAMS:
             raise ValueError(f"Unknown gradient parameters '{self.grad_params}'.",
                              "choose one of: " + ", ".join(GRAD_PARAMS))
-        for name in ("steps", "batch", "buffer", "eval_every"):
+        for name in ("steps", "batch", "buffer", "eval_every", "refresh"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} must be ≥ 1, got {getattr(self, name)}.")
         if not (self.lr > 0 and np.isfinite(self.lr)):
@@ -90,11 +100,13 @@ class SelectTrainer:
         self.test_items = list(test_items)
         self.torch = torch
         self.feat = Featurizer(load_model(config.model), load_tokenizer(config.model), config.grad_params,
-                               config.proj_dim, config.seed, config.seq_len)
+                               config.proj_dim, config.seed, config.seq_len, path=config.features)
         self.model = self.feat.model
         params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=config.lr)
         self.records: list[dict[str, Any]] = []
+        self._cache: dict[int, tuple[int, np.ndarray]] = {}  # pool index -> (step computed, feature row)
+        self._anchors: tuple[int, np.ndarray] | None = None
 
 
     def val_loss(self, items: Sequence[PoolItem] | None = None) -> float:
@@ -126,8 +138,7 @@ class SelectTrainer:
             picked = select_random(domains, budgets, np.random.default_rng(seed))
             return [cand[i] for i in picked], [1.0] * len(picked), {"dropped": 0}, 0.0, time.perf_counter() - t0
         self.model.eval()
-        G = self.feat.features([self.items[i].text for i in cand])
-        V = self.feat.features([it.text for it in self.val_items])
+        G, V, fresh = self._features(cand, step)
         t1 = time.perf_counter()
         Gc, keep, dropped = clean_rows(G, "candidate")
         Vc, _, _ = clean_rows(V, "validation")
@@ -144,8 +155,25 @@ class SelectTrainer:
                 raise RuntimeError(f"step {step}: {exc.args[0]}") from None
         util = QuadraticUtility.from_features(Gc, Vc, cfg.eta)
         sel = select(util, kept_domains, cfg.batch, cfg.method, budgets, randomized=cfg.randomized, seed=seed)
-        info = {"utility": sel.utility, "conflicting_pairs": sel.conflicting_pairs, "dropped": dropped}
+        info = {"utility": sel.utility, "conflicting_pairs": sel.conflicting_pairs, "dropped": dropped,
+                "fresh": fresh}
         return [kept[i] for i in sel.indices], sel.weights, info, t1 - t0, time.perf_counter() - t1
+
+    def _features(self, cand: list[int], step: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """(candidate features, anchor features, rows computed now); rows younger than ``refresh`` steps are reused."""
+        R = self.config.refresh
+        stale = [i for i in cand if i not in self._cache or step - self._cache[i][0] >= R]
+        if stale:
+            rows = self.feat.features([self.items[i].text for i in stale])
+            self._cache.update({i: (step, row) for i, row in zip(stale, rows, strict=True)})
+        fresh = len(stale)
+        if self._anchors is None or step - self._anchors[0] >= R:
+            self._anchors = (step, self.feat.features([it.text for it in self.val_items]))
+            fresh += len(self.val_items)
+        G = np.stack([self._cache[i][1] for i in cand])
+        if R == 1:
+            self._cache.clear()  # nothing is ever reused: do not hold the whole pool's features
+        return G, self._anchors[1], fresh
 
     def _update(self, chosen: list[int], weights: list[float]) -> float:
         from mlx26.core.select_batch.features import per_example_loss
@@ -205,7 +233,10 @@ class SelectTrainer:
                 "counts_total": dict(sorted(totals.items())),
                 "conflicting_pairs_mean": (float(np.mean([r["conflicting_pairs"] for r in steps]))
                                            if steps and "conflicting_pairs" in steps[0] else None),
-                "dropped_total": sum(r.get("dropped", 0) for r in steps), "threads": self.threads}
+                "dropped_total": sum(r.get("dropped", 0) for r in steps),
+                "fresh_rows_mean": float(np.mean([r.get("fresh", 0) for r in steps])) if steps else None,
+                "feature_path": self.feat.resolved_path if self.config.method != "random" else None,
+                "threads": self.threads}
 
 
 def candidate_stream(n: int, size: int, seed: int) -> Iterator[list[int]]:

@@ -179,6 +179,14 @@ def test_train_validates_early(run_cli, tmp_path):
     assert result.code == 2 and "only 10 rows" in result.stderr
     result = run_cli("select-batch", "train", "--data", pool, "--val", pool, "--method", "partitonsel")
     assert result.code == 2 and "Did you mean 'partitionsel'?" in result.stderr
+    result = run_cli("select-batch", "train", "--data", pool, "--val", pool, "--features", "ghost",
+                     "--grad-params", "last-block")
+    assert result.code == 2 and "--features ghost needs --grad-params last-layer" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    result = run_cli("select-batch", "train", "--data", pool, "--val", pool, "--features", "fast")
+    assert result.code == 2 and "feature path" in result.stderr
+    result = run_cli("select-batch", "train", "--data", pool, "--val", pool, "--refresh", "0")
+    assert result.code == 2
 
 
 def test_entry_point_pipeline(mlx26_exe, subprocess_env, arrays):
