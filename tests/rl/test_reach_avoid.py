@@ -100,6 +100,21 @@ def test_ra_gae_on_hand_rollouts():
     assert np.isclose(y[0, 0], g * 0.2)
 
 
+def _exploring_start_targets(m, pi, V, rng, E, T, gamma, lam):
+    """E parallel T-step rollouts of ``pi`` from uniform non-absorbing cells (restarting there when
+    G or F is entered) and their reach-avoid GAE targets bootstrapped from ``V``."""
+    inner = np.flatnonzero(~m.absorbing)
+    cells = rng.choice(inner, E)
+    xs = np.zeros((T, E), int)
+    vn, term, tv = np.zeros((T, E)), np.zeros((T, E)), np.zeros((T, E))
+    for t in range(T):
+        xs[t] = cells
+        nxt = m.sample_next(cells, pi[cells], rng)
+        vn[t], term[t], tv[t] = V[nxt], m.absorbing[nxt], m.goal[nxt]
+        cells = np.where(m.absorbing[nxt], rng.choice(inner, E), nxt)
+    return xs, ra_gae(np.zeros((T, E)), np.ones((T, E)), vn, term, np.zeros((T, E)), tv, gamma, lam)
+
+
 def test_fitted_critic_on_ra_gae_targets_reaches_the_dp_fixed_point():
     """A tabular critic regressed on sampled reach-avoid GAE targets (λ = 0.9) under a fixed
     policy ends within 0.02 of the DP fixed point V_γ (the neural critic is not tested here)."""
@@ -111,15 +126,7 @@ def test_fitted_critic_on_ra_gae_targets_reaches_the_dp_fixed_point():
     V = m.r.copy()
     E, T = 2000, 32
     for it in range(40):
-        cells = rng.choice(inner, E)
-        xs = np.zeros((T, E), int)
-        vn, term, tv = np.zeros((T, E)), np.zeros((T, E)), np.zeros((T, E))
-        for t in range(T):
-            xs[t] = cells
-            nxt = m.sample_next(cells, pi[cells], rng)
-            vn[t], term[t], tv[t] = V[nxt], m.absorbing[nxt], m.goal[nxt]
-            cells = np.where(m.absorbing[nxt], rng.choice(inner, E), nxt)
-        y = ra_gae(np.zeros((T, E)), np.ones((T, E)), vn, term, np.zeros((T, E)), tv, gamma, lam)
+        xs, y = _exploring_start_targets(m, pi, V, rng, E, T, gamma, lam)
         sums, cnt = np.bincount(xs.ravel(), y.ravel(), m.n), np.bincount(xs.ravel(), minlength=m.n)
         target = np.where(cnt > 0, sums / np.maximum(cnt, 1), V)
         V[inner] += (1.0 if it < 20 else 1.0 / (it - 18)) * (target[inner] - V[inner])
@@ -152,15 +159,7 @@ def test_neural_ra_critic_on_ra_gae_targets_reaches_the_dp_fixed_point():
     E, T, replay = 1000, 32, []
     for it in range(60):
         V = values()
-        cells = rng.choice(inner, E)
-        xs = np.zeros((T, E), int)
-        vn, term, tv = np.zeros((T, E)), np.zeros((T, E)), np.zeros((T, E))
-        for t in range(T):
-            xs[t] = cells
-            nxt = m.sample_next(cells, pi[cells], rng)
-            vn[t], term[t], tv[t] = V[nxt], m.absorbing[nxt], m.goal[nxt]
-            cells = np.where(m.absorbing[nxt], rng.choice(inner, E), nxt)
-        y = ra_gae(np.zeros((T, E)), np.ones((T, E)), vn, term, np.zeros((T, E)), tv, gamma, lam)
+        xs, y = _exploring_start_targets(m, pi, V, rng, E, T, gamma, lam)
         replay = (replay + [(xs.ravel(), y.ravel())])[-25:]
         X, Y = np.concatenate([r[0] for r in replay]), np.concatenate([r[1] for r in replay])
         cnt = np.bincount(X, minlength=m.n)
