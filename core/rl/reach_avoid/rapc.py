@@ -268,7 +268,7 @@ def constrained_ppo(cfg: TrainConfig, lagrangian: bool) -> Iterator[dict]:
             j_ra = float(np.mean([f["reached"] for f in finished])) if finished else 0.0
         else:
             j_ra = float(np.mean([f["v_start"] for f in finished])) if finished else float(vra_b[0].mean())
-            if getattr(hp, "j_estimate", "critic") == "returns" and starts_in_rollout:
+            if hp.j_estimate == "returns" and starts_in_rollout:
                 # the λ-returns are mostly sampled outcomes of the current policy, so they do not lag
                 # behind it the way a critic trained on earlier rollouts does
                 j_ra = float(np.mean([y[t, i] for t, i in starts_in_rollout]))
