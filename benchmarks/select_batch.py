@@ -49,7 +49,8 @@ def variants(methods: tuple[str, ...], refresh: tuple[int, ...], exact: bool) ->
 
 def run(steps: int, out: Path, seed: int, methods: tuple[str, ...], budget_mode: str = "proportional",
         refresh: tuple[int, ...] = (50, 200), exact: bool = True, eval_every: int = 5, n_val: int = 48,
-        randomized: bool = False) -> dict[str, dict]:
+        randomized: bool = False, weighted: bool = False, eta: float = 0.1,
+        grad_params: str = "last-layer") -> dict[str, dict]:
     out.mkdir(parents=True, exist_ok=True)
     pool = parse_rows(enumerate(demo_rows("train", 1200, seed), 1), "demo pool")
     val_rows, test_rows = stratified_halves(demo_rows("val", 2 * n_val, seed))
@@ -59,7 +60,8 @@ def run(steps: int, out: Path, seed: int, methods: tuple[str, ...], budget_mode:
     for label, method, path, R in variants(methods, refresh, exact):
         start = time.perf_counter()
         cfg = TrainConfig(method=method, steps=steps, seed=seed, budget_mode=budget_mode, features=path, refresh=R,
-                          eval_every=eval_every, randomized=randomized)
+                          eval_every=eval_every, randomized=randomized, weighted=weighted, eta=eta,
+                          grad_params=grad_params)
         trainer = SelectTrainer(pool, val, cfg, test)
         name = label.replace("/", "-").replace(" ", "-").replace("=", "")
         with open(out / f"{name}-seed{seed}.jsonl", "w", encoding="utf-8") as log:
@@ -172,6 +174,11 @@ def main() -> None:
     parser.add_argument("--n-val", type=int, default=48, help="Validation rows (guide selection); as many test rows.")
     parser.add_argument("--randomized", action="store_true",
                         help="Randomized greedy (draws from the per-domain shortlists, as upstream) for every method.")
+    parser.add_argument("--weighted", action="store_true",
+                        help="Train on the selection's weights (GradMatch-style) instead of uniform weights.")
+    parser.add_argument("--eta", type=float, default=0.1, help="Learning rate η of the utility.")
+    parser.add_argument("--grad-params", default="last-layer", choices=("last-layer", "last-block", "lora"),
+                        help="Parameters whose per-example gradients are the features.")
     parser.add_argument("--json", action="store_true", help="Print the results as JSON too.")
     parser.add_argument("--synthetic-only", action="store_true", help="Only the synthetic utility table (seconds).")
     args = parser.parse_args()
@@ -182,13 +189,16 @@ def main() -> None:
         parser.error("the anchor 'random' must be among --methods")
     seeds = list(range(args.seed, args.seed + args.seeds))
     per_seed = {s: run(args.steps, args.out, s, tuple(args.methods), args.budget_mode, tuple(args.refresh),
-                       not args.no_exact, args.eval_every, args.n_val, args.randomized) for s in seeds}
+                       not args.no_exact, args.eval_every, args.n_val, args.randomized, args.weighted, args.eta,
+                       args.grad_params) for s in seeds}
     labels = list(per_seed[seeds[0]])
     anchor = per_seed[seeds[0]]["random"]
     print(f"select-batch benchmark — tiny-llama, local 3-domain mix, {args.steps} steps, seeds {seeds}, "
           f"{os.cpu_count()} CPU cores, {anchor['threads']} torch thread(s); {args.budget_mode} budgets; "
           f"{args.n_val} validation + {args.n_val} test rows; {'randomized' if args.randomized else 'deterministic'} "
-          "greedy; anchor: random per domain")
+          "greedy; "
+          f"{'weighted' if args.weighted else 'uniform'} loss weights; η = {args.eta}; {args.grad_params} features; "
+          "anchor: random per domain")
     print(f"{'run':<26}{'val loss':>10}{'÷ random':>10}{'test loss':>11}{'÷ random':>10}"
           f"{'select/step':>13}{'greedy/step':>13}{'fresh rows':>12}{'wall s':>8}")
 
@@ -203,6 +213,19 @@ def main() -> None:
               f"{mean(label, 'final_test_loss'):>11.4f}{ratio(label, 'final_test_loss'):>10.4f}"
               f"{100 * mean(label, 'select_fraction'):>12.1f}%{100 * mean(label, 'greedy_fraction'):>12.2f}%"
               f"{mean(label, 'fresh_rows_mean'):>12.1f}{mean(label, 'wall_s'):>8.0f}")
+    domains = sorted(anchor.get("final_test_loss_by_domain") or {})
+    if domains:
+        print("per-domain loss ÷ random (mean over seeds), val | test: " + ", ".join(domains))
+        for label in labels:
+            if label == "random":
+                continue
+            cells = []
+            for split in ("val", "test"):
+                key = f"final_{split}_loss_by_domain"
+                ratios = [np.mean([per_seed[s][label][key][d] / per_seed[s]["random"][key][d] for s in seeds])
+                          for d in domains]
+                cells.append(" ".join(f"{r:.4f}" for r in ratios))
+            print(f"  {label:<24}{cells[0]}  |  {cells[1]}")
     floors = [per_seed[s][lb]["forward_floor"] for s in seeds for lb in labels if "forward_floor" in per_seed[s][lb]]
     if floors:
         print(f"{'floor: no-grad forward':<26}{'':>52}{100 * float(np.mean(floors)):>12.1f}%"

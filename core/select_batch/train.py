@@ -111,21 +111,29 @@ class SelectTrainer:
 
     def val_loss(self, items: Sequence[PoolItem] | None = None) -> float:
         """Mean per-example loss over the validation items (or ``items``)."""
+        return float(self._example_losses(self.val_items if items is None else items).mean())
+
+    def _example_losses(self, items: Sequence[PoolItem]) -> np.ndarray:
         from mlx26.core.select_batch.features import per_example_loss
 
-        items = self.val_items if items is None else items
         self.model.eval()
         losses = []
         with self.torch.no_grad():
             for start in range(0, len(items), 32):
                 ids, mask = self.feat.encode([it.text for it in items[start:start + 32]])
                 losses.append(per_example_loss(self.model, ids, mask))
-        return float(self.torch.cat(losses).mean())
+        return self.torch.cat(losses).numpy()
 
-    def _losses(self) -> dict[str, float]:
-        out = {"val_loss": self.val_loss()}
-        if self.test_items:
-            out["test_loss"] = self.val_loss(self.test_items)
+    def _losses(self) -> dict[str, Any]:
+        """Mean loss and per-domain mean loss of the validation (and test) items."""
+        out: dict[str, Any] = {}
+        for split, items in (("val", self.val_items), ("test", self.test_items)):
+            if not items:
+                continue
+            losses = self._example_losses(items)
+            domains = np.array([it.domain for it in items])
+            out[f"{split}_loss"] = float(losses.mean())
+            out[f"{split}_loss_by_domain"] = {d: float(losses[domains == d].mean()) for d in sorted(set(domains))}
         return out
 
     def _select(self, cand: list[int], step: int) -> tuple[list[int], list[float], dict[str, Any], float, float]:
@@ -205,8 +213,9 @@ class SelectTrainer:
             update_s = time.perf_counter() - t0
             select_s = feature_s + greedy_s
             evaluate = step % cfg.eval_every == 0 or step == cfg.steps
-            losses = self._losses() if evaluate else dict.fromkeys(["val_loss"] + ["test_loss"] * bool(self.test_items))
-            record = {"step": step, "method": cfg.method, "seed": cfg.seed, **losses, "train_loss": train_loss,
+            losses = self._losses() if evaluate else {}
+            record = {"step": step, "method": cfg.method, "seed": cfg.seed, "val_loss": None,
+                      **({"test_loss": None} if self.test_items else {}), **losses, "train_loss": train_loss,
                       "counts": dict(sorted(Counter(self.items[i].domain for i in chosen).items())),
                       **info, "feature_s": feature_s, "greedy_s": greedy_s, "select_s": select_s,
                       "update_s": update_s, "select_fraction": select_s / (select_s + update_s)}
@@ -227,6 +236,8 @@ class SelectTrainer:
                 "final_val_loss": evals[-1]["val_loss"] if evals else None,
                 "initial_test_loss": evals[0].get("test_loss") if evals else None,
                 "final_test_loss": evals[-1].get("test_loss") if evals else None,
+                "final_val_loss_by_domain": evals[-1].get("val_loss_by_domain") if evals else None,
+                "final_test_loss_by_domain": evals[-1].get("test_loss_by_domain") if evals else None,
                 "select_fraction": select_s / (select_s + update_s) if steps else None,
                 "greedy_fraction": greedy_s / (select_s + update_s) if steps else None,
                 "select_s_mean": select_s / max(len(steps), 1), "update_s_mean": update_s / max(len(steps), 1),
