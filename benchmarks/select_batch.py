@@ -50,9 +50,9 @@ def variants(methods: tuple[str, ...], refresh: tuple[int, ...], exact: bool) ->
 def run(steps: int, out: Path, seed: int, methods: tuple[str, ...], budget_mode: str = "proportional",
         refresh: tuple[int, ...] = (50, 200), exact: bool = True, eval_every: int = 5, n_val: int = 48,
         randomized: bool = False, weighted: bool = False, eta: float = 0.1,
-        grad_params: str = "last-layer") -> dict[str, dict]:
+        grad_params: str = "last-layer", pool_size: int = 1200) -> dict[str, dict]:
     out.mkdir(parents=True, exist_ok=True)
-    pool = parse_rows(enumerate(demo_rows("train", 1200, seed), 1), "demo pool")
+    pool = parse_rows(enumerate(demo_rows("train", pool_size, seed), 1), "demo pool")
     val_rows, test_rows = stratified_halves(demo_rows("val", 2 * n_val, seed))
     val = parse_rows(enumerate(val_rows, 1), "demo val")
     test = parse_rows(enumerate(test_rows, 1), "demo test")
@@ -179,6 +179,8 @@ def main() -> None:
     parser.add_argument("--eta", type=float, default=0.1, help="Learning rate η of the utility.")
     parser.add_argument("--grad-params", default="last-layer", choices=("last-layer", "last-block", "lora"),
                         help="Parameters whose per-example gradients are the features.")
+    parser.add_argument("--pool-size", type=int, default=1200,
+                        help="Pool rows; ≥ steps × batch × buffer (12 800 at the defaults) makes every candidate new.")
     parser.add_argument("--json", action="store_true", help="Print the results as JSON too.")
     parser.add_argument("--synthetic-only", action="store_true", help="Only the synthetic utility table (seconds).")
     args = parser.parse_args()
@@ -190,16 +192,17 @@ def main() -> None:
     seeds = list(range(args.seed, args.seed + args.seeds))
     per_seed = {s: run(args.steps, args.out, s, tuple(args.methods), args.budget_mode, tuple(args.refresh),
                        not args.no_exact, args.eval_every, args.n_val, args.randomized, args.weighted, args.eta,
-                       args.grad_params) for s in seeds}
+                       args.grad_params, args.pool_size) for s in seeds}
     labels = list(per_seed[seeds[0]])
     anchor = per_seed[seeds[0]]["random"]
-    print(f"select-batch benchmark — tiny-llama, local 3-domain mix, {args.steps} steps, seeds {seeds}, "
+    print(f"select-batch benchmark — tiny-llama, local 3-domain mix ({args.pool_size}-row pool), {args.steps} steps, "
+          f"seeds {seeds}, "
           f"{os.cpu_count()} CPU cores, {anchor['threads']} torch thread(s); {args.budget_mode} budgets; "
           f"{args.n_val} validation + {args.n_val} test rows; {'randomized' if args.randomized else 'deterministic'} "
           "greedy; "
           f"{'weighted' if args.weighted else 'uniform'} loss weights; η = {args.eta}; {args.grad_params} features; "
           "anchor: random per domain")
-    print(f"{'run':<26}{'val loss':>10}{'÷ random':>10}{'test loss':>11}{'÷ random':>10}"
+    print(f"{'run':<26}{'unique':>7}{'val loss':>10}{'÷ random':>10}{'test loss':>11}{'÷ random':>10}"
           f"{'select/step':>13}{'greedy/step':>13}{'fresh rows':>12}{'wall s':>8}")
 
     def mean(label: str, key: str) -> float:
@@ -209,7 +212,7 @@ def main() -> None:
         return float(np.mean([per_seed[s][label][key] / per_seed[s]["random"][key] for s in seeds]))
 
     for label in labels:
-        print(f"{label:<26}{mean(label, 'final_val_loss'):>10.4f}{ratio(label, 'final_val_loss'):>10.4f}"
+        print(f"{label:<26}{mean(label, 'unique_trained'):>7.0f}{mean(label, 'final_val_loss'):>10.4f}{ratio(label, 'final_val_loss'):>10.4f}"
               f"{mean(label, 'final_test_loss'):>11.4f}{ratio(label, 'final_test_loss'):>10.4f}"
               f"{100 * mean(label, 'select_fraction'):>12.1f}%{100 * mean(label, 'greedy_fraction'):>12.2f}%"
               f"{mean(label, 'fresh_rows_mean'):>12.1f}{mean(label, 'wall_s'):>8.0f}")
@@ -228,7 +231,7 @@ def main() -> None:
             print(f"  {label:<24}{cells[0]}  |  {cells[1]}")
     floors = [per_seed[s][lb]["forward_floor"] for s in seeds for lb in labels if "forward_floor" in per_seed[s][lb]]
     if floors:
-        print(f"{'floor: no-grad forward':<26}{'':>52}{100 * float(np.mean(floors)):>12.1f}%"
+        print(f"{'floor: no-grad forward':<26}{'':>59}{100 * float(np.mean(floors)):>12.1f}%"
               "   (logits over 64 candidates + anchors, no gradient at all)")
     if len(seeds) > 1:
         for label in labels:

@@ -107,6 +107,7 @@ class SelectTrainer:
         self.records: list[dict[str, Any]] = []
         self._cache: dict[int, tuple[int, np.ndarray]] = {}  # pool index -> (step computed, feature row)
         self._anchors: tuple[int, np.ndarray] | None = None
+        self._trained: Counter[int] = Counter()  # pool index -> times it was in a trained minibatch
 
 
     def val_loss(self, items: Sequence[PoolItem] | None = None) -> float:
@@ -210,6 +211,7 @@ class SelectTrainer:
             chosen, weights, info, feature_s, greedy_s = self._select(cand, step)
             t0 = time.perf_counter()
             train_loss = self._update(chosen, weights)
+            self._trained.update(chosen)
             update_s = time.perf_counter() - t0
             select_s = feature_s + greedy_s
             evaluate = step % cfg.eval_every == 0 or step == cfg.steps
@@ -242,6 +244,8 @@ class SelectTrainer:
                 "greedy_fraction": greedy_s / (select_s + update_s) if steps else None,
                 "select_s_mean": select_s / max(len(steps), 1), "update_s_mean": update_s / max(len(steps), 1),
                 "counts_total": dict(sorted(totals.items())),
+                "unique_trained": len(self._trained),
+                "max_repeats": max(self._trained.values(), default=0),
                 "conflicting_pairs_mean": (float(np.mean([r["conflicting_pairs"] for r in steps]))
                                            if steps and "conflicting_pairs" in steps[0] else None),
                 "dropped_total": sum(r.get("dropped", 0) for r in steps),

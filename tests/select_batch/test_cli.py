@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -169,6 +170,15 @@ def test_train_tiny_run(run_cli, tmp_path):
     assert all(0 < r["select_fraction"] < 1 and r["select_s"] >= r["greedy_s"] for r in rows[1:])
     info = json.loads((tmp_path / "s.json").read_text())
     assert info["steps_done"] == 3 and info["final_val_loss"] == rows[-1]["val_loss"]
+    # per-domain means recombine, weighted by the validation rows per domain, into the overall mean
+    val_domains = Counter(json.loads(line)["domain"] for line in val.read_text().splitlines())
+    by_domain = rows[-1]["val_loss_by_domain"]
+    assert set(by_domain) == set(val_domains)
+    assert sum(by_domain[d] * k for d, k in val_domains.items()) / 6 == pytest.approx(rows[-1]["val_loss"], rel=1e-5)
+    assert info["final_val_loss_by_domain"] == by_domain
+    # 15-row windows of 40-row permutations: steps 1-2 are disjoint, step 3 starts a new permutation
+    assert 10 <= info["unique_trained"] <= 15 and 1 <= info["max_repeats"] <= 2
+    assert info["max_repeats"] == (2 if info["unique_trained"] < 15 else 1)
     assert "val loss" in result.stderr
 
 
