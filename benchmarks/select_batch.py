@@ -16,8 +16,12 @@ LM-head features (``ghost``, the default) and with ghost features refreshed ever
 steps (stale features, an explicit option); the same linear sketch is used on both paths, so
 the first two differ in time only (up to float rounding). A last row gives the floor of
 fresh features: a plain no-grad forward over the step's candidates and anchors as a
-fraction of the step. Writes one JSONL log per run and, when matplotlib is installed,
-curves.png. TINY MODEL, LOCAL CORPORA; --seeds averages over several seeds.
+fraction of the step. Also printed: how many distinct examples each run trained on, and the
+final validation and test loss per domain as ratios to random. Protocol variations for the
+held-out sweep: --pool-size (the default 12 800 makes every candidate of a 200-step run new),
+--n-val, --train-weights (default: train on the selection's weights), --eta, --grad-params. Writes one JSONL log per
+run and, when matplotlib is installed, curves.png. TINY MODEL, LOCAL CORPORA; --seeds averages
+over several seeds.
 """
 
 from __future__ import annotations
@@ -35,29 +39,32 @@ from mlx26.core.select_batch.train import SelectTrainer, TrainConfig
 METHODS = ("random", "partitionsel", "independent", "greats")
 
 
-def variants(methods: tuple[str, ...], refresh: tuple[int, ...], exact: bool) -> list[tuple[str, str, str, int]]:
-    """(label, method, feature path, refresh) of every run."""
+def variants(methods: tuple[str, ...], refresh: tuple[int, ...], exact: bool,
+             grad_params: str = "last-layer") -> list[tuple[str, str, str, int]]:
+    """(label, method, feature path, refresh) of every run; ``auto`` is the closed form for the head only."""
+    auto = "ghost" if grad_params == "last-layer" else "vmap"
+    exact = exact and auto == "ghost"  # other parameter sets have only the vmap path
     out = []
     for m in methods:
         if m == "partitionsel" and exact:
             out.append(("partitionsel/vmap", m, "vmap", 1))
-        out.append((m if m == "random" else f"{m}/ghost", m, "auto", 1))
+        out.append((m if m == "random" else f"{m}/{auto}", m, "auto", 1))
         if m == "partitionsel":
-            out.extend((f"partitionsel/ghost R={R}", m, "auto", R) for R in refresh if R > 1)
+            out.extend((f"partitionsel/{auto} R={R}", m, "auto", R) for R in refresh if R > 1)
     return out
 
 
 def run(steps: int, out: Path, seed: int, methods: tuple[str, ...], budget_mode: str = "proportional",
-        refresh: tuple[int, ...] = (50, 200), exact: bool = True, eval_every: int = 5, n_val: int = 48,
-        randomized: bool = False, weighted: bool = False, eta: float = 0.1,
-        grad_params: str = "last-layer", pool_size: int = 1200) -> dict[str, dict]:
+        refresh: tuple[int, ...] = (50, 200), exact: bool = True, eval_every: int = 5, n_val: int = 144,
+        randomized: bool = False, weighted: bool = True, eta: float = 0.1,
+        grad_params: str = "last-layer", pool_size: int = 12_800) -> dict[str, dict]:
     out.mkdir(parents=True, exist_ok=True)
     pool = parse_rows(enumerate(demo_rows("train", pool_size, seed), 1), "demo pool")
     val_rows, test_rows = stratified_halves(demo_rows("val", 2 * n_val, seed))
     val = parse_rows(enumerate(val_rows, 1), "demo val")
     test = parse_rows(enumerate(test_rows, 1), "demo test")
     results = {}
-    for label, method, path, R in variants(methods, refresh, exact):
+    for label, method, path, R in variants(methods, refresh, exact, grad_params):
         start = time.perf_counter()
         cfg = TrainConfig(method=method, steps=steps, seed=seed, budget_mode=budget_mode, features=path, refresh=R,
                           eval_every=eval_every, randomized=randomized, weighted=weighted, eta=eta,
@@ -171,15 +178,16 @@ def main() -> None:
                         help="Also run PartitionSel with features refreshed every R steps, for each R > 1.")
     parser.add_argument("--no-exact", action="store_true", help="Skip the PartitionSel run on the exact vmap path.")
     parser.add_argument("--eval-every", type=int, default=5, help="Validation/test loss every N steps (not timed).")
-    parser.add_argument("--n-val", type=int, default=48, help="Validation rows (guide selection); as many test rows.")
+    parser.add_argument("--n-val", type=int, default=144, help="Validation rows (guide selection); as many test rows.")
     parser.add_argument("--randomized", action="store_true",
                         help="Randomized greedy (draws from the per-domain shortlists, as upstream) for every method.")
-    parser.add_argument("--weighted", action="store_true",
-                        help="Train on the selection's weights (GradMatch-style) instead of uniform weights.")
+    parser.add_argument("--train-weights", default="selection", choices=("selection", "uniform"),
+                        help="Train on the selection's weights (GradMatch-style; random and GREATS have unit weights) "
+                             "or on uniform weights.")
     parser.add_argument("--eta", type=float, default=0.1, help="Learning rate η of the utility.")
     parser.add_argument("--grad-params", default="last-layer", choices=("last-layer", "last-block", "lora"),
                         help="Parameters whose per-example gradients are the features.")
-    parser.add_argument("--pool-size", type=int, default=1200,
+    parser.add_argument("--pool-size", type=int, default=12_800,
                         help="Pool rows; ≥ steps × batch × buffer (12 800 at the defaults) makes every candidate new.")
     parser.add_argument("--json", action="store_true", help="Print the results as JSON too.")
     parser.add_argument("--synthetic-only", action="store_true", help="Only the synthetic utility table (seconds).")
@@ -191,7 +199,7 @@ def main() -> None:
         parser.error("the anchor 'random' must be among --methods")
     seeds = list(range(args.seed, args.seed + args.seeds))
     per_seed = {s: run(args.steps, args.out, s, tuple(args.methods), args.budget_mode, tuple(args.refresh),
-                       not args.no_exact, args.eval_every, args.n_val, args.randomized, args.weighted, args.eta,
+                       not args.no_exact, args.eval_every, args.n_val, args.randomized, args.train_weights == "selection", args.eta,
                        args.grad_params, args.pool_size) for s in seeds}
     labels = list(per_seed[seeds[0]])
     anchor = per_seed[seeds[0]]["random"]
@@ -200,7 +208,7 @@ def main() -> None:
           f"{os.cpu_count()} CPU cores, {anchor['threads']} torch thread(s); {args.budget_mode} budgets; "
           f"{args.n_val} validation + {args.n_val} test rows; {'randomized' if args.randomized else 'deterministic'} "
           "greedy; "
-          f"{'weighted' if args.weighted else 'uniform'} loss weights; η = {args.eta}; {args.grad_params} features; "
+          f"{args.train_weights} loss weights; η = {args.eta}; {args.grad_params} features; "
           "anchor: random per domain")
     print(f"{'run':<26}{'unique':>7}{'val loss':>10}{'÷ random':>10}{'test loss':>11}{'÷ random':>10}"
           f"{'select/step':>13}{'greedy/step':>13}{'fresh rows':>12}{'wall s':>8}")
