@@ -236,7 +236,7 @@ def main() -> None:
                 ratios = [np.mean([per_seed[s][label][key][d] / per_seed[s]["random"][key][d] for s in seeds])
                           for d in domains]
                 cells.append(" ".join(f"{r:.4f}" for r in ratios))
-            print(f"  {label:<24}{cells[0]}  |  {cells[1]}")
+            print(f"  {label:<26}{cells[0]}  |  {cells[1]}")
     floors = [per_seed[s][lb]["forward_floor"] for s in seeds for lb in labels if "forward_floor" in per_seed[s][lb]]
     if floors:
         print(f"{'floor: no-grad forward':<26}{'':>59}{100 * float(np.mean(floors)):>12.1f}%"
