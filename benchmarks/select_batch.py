@@ -19,9 +19,9 @@ fresh features: a plain no-grad forward over the step's candidates and anchors a
 fraction of the step. Also printed: how many distinct examples each run trained on, and the
 final validation and test loss per domain as ratios to random. Protocol variations for the
 held-out sweep: --pool-size (the default 12 800 makes every candidate of a 200-step run new),
---n-val, --train-weights (default: train on the selection's weights), --eta, --grad-params. Writes one JSONL log per
-run and, when matplotlib is installed, curves.png. TINY MODEL, LOCAL CORPORA; --seeds averages
-over several seeds.
+--n-val, --train-weights (default: train on the selection's weights), --eta, --grad-params.
+Writes one JSONL log per run and, when matplotlib is installed, curves.png. TINY MODEL, LOCAL
+CORPORA; --seeds averages over several seeds.
 """
 
 from __future__ import annotations
@@ -199,8 +199,8 @@ def main() -> None:
         parser.error("the anchor 'random' must be among --methods")
     seeds = list(range(args.seed, args.seed + args.seeds))
     per_seed = {s: run(args.steps, args.out, s, tuple(args.methods), args.budget_mode, tuple(args.refresh),
-                       not args.no_exact, args.eval_every, args.n_val, args.randomized, args.train_weights == "selection", args.eta,
-                       args.grad_params, args.pool_size) for s in seeds}
+                       not args.no_exact, args.eval_every, args.n_val, args.randomized,
+                       args.train_weights == "selection", args.eta, args.grad_params, args.pool_size) for s in seeds}
     labels = list(per_seed[seeds[0]])
     anchor = per_seed[seeds[0]]["random"]
     print(f"select-batch benchmark — tiny-llama, local 3-domain mix ({args.pool_size}-row pool), {args.steps} steps, "
@@ -220,7 +220,8 @@ def main() -> None:
         return float(np.mean([per_seed[s][label][key] / per_seed[s]["random"][key] for s in seeds]))
 
     for label in labels:
-        print(f"{label:<26}{mean(label, 'unique_trained'):>7.0f}{mean(label, 'final_val_loss'):>10.4f}{ratio(label, 'final_val_loss'):>10.4f}"
+        print(f"{label:<26}{mean(label, 'unique_trained'):>7.0f}"
+              f"{mean(label, 'final_val_loss'):>10.4f}{ratio(label, 'final_val_loss'):>10.4f}"
               f"{mean(label, 'final_test_loss'):>11.4f}{ratio(label, 'final_test_loss'):>10.4f}"
               f"{100 * mean(label, 'select_fraction'):>12.1f}%{100 * mean(label, 'greedy_fraction'):>12.2f}%"
               f"{mean(label, 'fresh_rows_mean'):>12.1f}{mean(label, 'wall_s'):>8.0f}")

@@ -211,8 +211,8 @@ class SelectTrainer:
             chosen, weights, info, feature_s, greedy_s = self._select(cand, step)
             t0 = time.perf_counter()
             train_loss = self._update(chosen, weights)
-            self._trained.update(chosen)
             update_s = time.perf_counter() - t0
+            self._trained.update(chosen)
             select_s = feature_s + greedy_s
             evaluate = step % cfg.eval_every == 0 or step == cfg.steps
             losses = self._losses() if evaluate else {}
