@@ -255,6 +255,19 @@ def latency(repeats: int) -> list[dict]:
                          "fused_ms": 1e3 * t["fused"], "loop_ms": 1e3 * t["loop"], "gemm_floor_ms": 1e3 * t["floor"],
                          "fused_over_loop": t["fused"] / t["loop"], "floor_over_loop": t["floor"] / t["loop"],
                          "max_abs_diff": diff})
+        # What the compensation itself costs on top of the base experts (the paper's latency claim
+        # compares low-rank paths): each variant minus "base only", per path, and TileQ's fused
+        # correction against per-expert LQER's looped one (the baseline it is meant to replace).
+        at_T = {row["variant"]: row for row in rows if row["tokens"] == T}
+        base = at_T["base only"]
+        for row in at_T.values():
+            if row is not base:
+                row["correction_fused_ms"] = row["fused_ms"] - base["fused_ms"]
+                row["correction_loop_ms"] = row["loop_ms"] - base["loop_ms"]
+        lqer_loop = at_T["lqer r=8"]["correction_loop_ms"]
+        for row in at_T.values():
+            if row is not base and lqer_loop > 0:
+                row["correction_fused_over_lqer_loop"] = row["correction_fused_ms"] / lqer_loop
     return rows
 
 

@@ -6,6 +6,7 @@ ICML 2026) on top of LQER/L2QER; see docs/quantize-moe.md.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -46,7 +47,7 @@ def _match(spec: str | None) -> int | None:
     if spec is None:
         return None
     kind, _, rank = spec.partition(":")
-    if kind != "lqer" or not rank.isdigit() or int(rank) < 1:
+    if kind != "lqer" or not (rank.isascii() and rank.isdecimal()) or int(rank) < 1:
         raise UsageError(f"--match-memory must look like lqer:R with an integer R ≥ 1, not '{spec}'.")
     return int(rank)
 
@@ -132,6 +133,16 @@ def quantize_moe(
     if calib == "-" and eval_ppl == "-":
         raise UsageError("--calib and --eval-ppl cannot both read stdin.")
     check_output(output, force)
+    if out is not None and output not in (None, "-") and Path(out).absolute() == Path(output).absolute():
+        raise UsageError("--out (the model folder) and -o (the records) name the same path.")
+    if (Path(model) / "quantize_moe.json").is_file():
+        # typer vendors its own click, so compare the parameter source by name
+        given = [name for name in ("bits", "group_size", "base", "lowrank", "rank", "rows", "cols", "cluster",
+                                   "match_memory")
+                 if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
+        if given:
+            notice(f"quantize-moe: {model} is already quantized; it is only evaluated, so "
+                   + ", ".join("--" + g.replace("_", "-") for g in given) + " are ignored.", quiet)
     if base == "hqq":
         from mlx26.cli._errors import require
 

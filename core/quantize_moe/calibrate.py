@@ -40,13 +40,20 @@ def find_experts(model: Any) -> list[tuple[str, Any]]:
     return found
 
 
-def check_finite(experts: list[tuple[str, Any]]) -> None:
+def check_finite(experts: list[tuple[str, Any]], model: Any = None) -> None:
+    """NaN/inf anywhere in the model poisons calibration (routing, activation scales): refuse it early."""
     for name, module in experts:
         for proj in ("gate_up_proj", "down_proj"):
             w = getattr(module, proj)
             if not bool(torch.isfinite(w).all()):
                 bad = int((~torch.isfinite(w)).sum())
                 raise ValueError(f"{name}.{proj} has {bad} NaN/infinite weight(s); cannot quantize it.",
+                                 "check the checkpoint")
+    if model is not None:
+        for name, tensor in model.state_dict().items():
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                bad = int((~torch.isfinite(tensor)).sum())
+                raise ValueError(f"{name} has {bad} NaN/infinite value(s); cannot quantize this model.",
                                  "check the checkpoint")
 
 

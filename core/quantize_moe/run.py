@@ -44,10 +44,10 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
                              "nothing.", "quantize the original model with --out, or drop --out")
         return [evaluate_saved(model_spec, eval_text, bench_latency, calib_text)]
     if out is not None:
-        storage.check_target(out, force)
+        storage.check_target(out, force, source=model_spec)
     model = load_model(model_spec)
     experts = calibrate.find_experts(model)
-    calibrate.check_finite(experts)
+    calibrate.check_finite(experts, model)
     shapes = [tuple(getattr(m, p).shape) for _, m in experts for p in pipeline.PROJECTIONS]
     pipeline.validate(cfg, shapes)
     tokenizer = load_tokenizer(model_spec)

@@ -27,12 +27,38 @@ FORMAT = "mlx26-quantize-moe/1"
 PROJ = ("gate_up_proj", "down_proj")
 
 
-def check_target(path: str, force: bool) -> None:
+def check_target(path: str, force: bool, source: str | None = None) -> None:
+    """Refuse, before any work, an --out folder that cannot be written or that would lose user data.
+
+    ``--force`` only replaces an earlier quantize-moe output (a folder holding ``quantize_moe.json``)
+    or an empty folder, never the model being quantized, the working directory or one of its parents.
+    """
+    if not path.strip():
+        raise ValueError("--out needs a folder name.")
     p = Path(path)
-    if p.exists() and not force:
-        raise ValueError(f"{path} already exists.", "pass --force to replace it")
-    if p.exists() and not p.is_dir():
-        raise ValueError(f"{path} exists and is not a directory.")
+    resolved = p.resolve()
+    cwd = Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents:
+        raise ValueError(f"refusing to write the quantized model over {path} (the working directory or a parent "
+                         "of it).", "give a new folder name")
+    if source is not None and Path(source).exists() and resolved == Path(source).resolve():
+        raise ValueError(f"--out {path} is the model being quantized; it would be replaced.",
+                         "give a new folder name")
+    ancestor = p.absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ValueError(f"cannot create {path}: {ancestor} is a file, not a folder.")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot create {path}: {ancestor} is not writable.")
+    if p.exists():
+        if not p.is_dir():
+            raise ValueError(f"{path} exists and is not a directory.")
+        if not force:
+            raise ValueError(f"{path} already exists.", "pass --force to replace it")
+        if any(p.iterdir()) and not is_quantized_dir(path):
+            raise ValueError(f"refusing to replace {path}: it is not empty and is not a quantize-moe output "
+                             "(no quantize_moe.json).", "give a new folder name or empty this one")
 
 
 def _factor_tensors(prefix: str, f: Factors | None, dtype: torch.dtype) -> dict[str, torch.Tensor]:
@@ -52,7 +78,10 @@ def save(path: str, model: Any, tokenizer: Any, experts: list[tuple[str, Any]], 
     check_target(path, force)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except OSError as exc:
+        raise RuntimeError(f"cannot create {path}: {exc.strerror}.") from None
     try:
         model.config.save_pretrained(tmp)
         if tokenizer is not None:
@@ -111,9 +140,11 @@ def load(path: str) -> tuple[Any, dict[str, Any]]:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         found = meta.get("format") if isinstance(meta, dict) else None
         raise ValueError(f"{path}: unknown format {found!r} (expected {FORMAT}).")
+    from safetensors import SafetensorError
+
     try:
         return _load(path, folder, meta)
-    except (KeyError, TypeError, IndexError) as exc:
+    except (KeyError, TypeError, IndexError, RuntimeError, SafetensorError) as exc:  # damaged or edited folder
         raise ValueError(f"{path}/quantize_moe.json does not match the saved tensors "
                          f"({type(exc).__name__}: {exc}).", "rewrite the folder with mlx26 quantize-moe --out") from None
 
@@ -140,10 +171,18 @@ def _load(path: str, folder: Path, meta: dict[str, Any]) -> tuple[Any, dict[str,
             codes = quant.unpack_bits(tensors[f"{key}.codes"].numpy(), info["bits"], int(np.prod(shape)))
             q = quant.Quantized(torch.from_numpy(codes).reshape(shape), tensors[f"{key}.scale"],
                                 tensors[f"{key}.zero"], info["bits"], info["group_size"])
+            for part in ("scale", "zero"):
+                if not bool(torch.isfinite(tensors[f"{key}.{part}"]).all()):
+                    raise ValueError(f"{path}/experts.safetensors: {key}.{part} has NaN/infinite values.",
+                                     "rewrite the folder with mlx26 quantize-moe --out")
             with torch.no_grad():
                 getattr(module, p).data.copy_(q.dequantize())
             factors[p] = None
             if info["has_factors"]:
+                for part in ("U", "V", *(("core",) if info["has_core"] else ())):
+                    if not bool(torch.isfinite(tensors[f"{key}.{part}"]).all()):
+                        raise ValueError(f"{path}/experts.safetensors: {key}.{part} has NaN/infinite values.",
+                                         "rewrite the folder with mlx26 quantize-moe --out")
                 core = tensors[f"{key}.core"].float() if info["has_core"] else None
                 factors[p] = Factors(tensors[f"{key}.U"].float(), tensors[f"{key}.V"].float(), core,
                                      tensors[f"{key}.rows"], tensors[f"{key}.cols"])

@@ -69,6 +69,9 @@ def _kind(spec: str) -> tuple[str, str]:
                              "(HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set).",
                              "choose one of: " + ", ".join(zoo_names()))
         return "hub", spec
+    if spec.startswith((".", "/", "~")) or spec.endswith("/"):
+        raise ValueError(f"no such model folder: {spec}", "give an existing folder with a config.json, "
+                         "or one of: " + ", ".join(zoo_names()))
     import difflib
 
     close = difflib.get_close_matches(spec, zoo_names(), n=1, cutoff=0.5)

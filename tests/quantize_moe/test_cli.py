@@ -116,6 +116,8 @@ def test_save_reload_same_perplexity(run_cli, tmp_path):
         (["--cols", "0"], "--cols"),
         (["--lowrank", "lqer", "--rows", "2"], "tileq only"),
         (["--match-memory", "tileq:3"], "lqer:R"),
+        (["--match-memory", "lqer:²"], "lqer:R"),
+        (["--model", "/no/such/model-dir"], "no such model folder"),
         (["--lowrank", "tiles"], "Did you mean 'tileq'?"),
         (["--base", "awq"], "Unknown base"),
         (["--model", "tiny-llama"], "no MoE experts"),
@@ -154,6 +156,77 @@ def test_nan_weights_are_refused(run_cli, tmp_path):
     load_tokenizer("tiny-moe").save_pretrained(tmp_path / "nan")
     result = run_cli("quantize-moe", "--model", tmp_path / "nan", "--calib-bytes", "1024")
     assert result.code == 2 and "NaN" in result.stderr and "layers.1.mlp.experts.down_proj" in result.stderr
+
+
+def test_nan_outside_experts_is_refused_before_calibration(run_cli, tmp_path):
+    from mlx26.core.zoo import load_model, load_tokenizer
+
+    model = load_model("tiny-moe")
+    with torch.no_grad():
+        model.model.layers[1].mlp.gate.weight[0, 0] = float("nan")  # the router: would misroute every token
+    model.save_pretrained(tmp_path / "nan")
+    load_tokenizer("tiny-moe").save_pretrained(tmp_path / "nan")
+    result = run_cli("quantize-moe", "--model", tmp_path / "nan", "--lowrank", "none", "--calib-bytes", "1024")
+    assert result.code == 2 and result.stdout == "" and "no routed calibration" not in result.stderr
+    assert result.error_lines[0] == ("Error: model.layers.1.mlp.gate.weight has 1 NaN/infinite value(s); "
+                                     "cannot quantize this model.")
+
+
+def test_out_never_replaces_user_data(run_cli, tmp_path, monkeypatch):
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "notes.txt").write_text("keep me")
+    src = tmp_path / "src"
+    from mlx26.core.zoo import load_model, load_tokenizer
+
+    load_model("tiny-moe").save_pretrained(src)
+    load_tokenizer("tiny-moe").save_pretrained(src)
+    blocker = tmp_path / "afile"
+    blocker.write_text("x")
+    monkeypatch.chdir(tmp_path)
+    cases = [(["--out", user, "--force"], "not a quantize-moe output"),
+             (["--model", src, "--out", src, "--force"], "is the model being quantized"),
+             (["--out", ".", "--force"], "working directory"),
+             (["--out", blocker / "sub"], "is a file, not a folder"),
+             (["--out", tmp_path / "same", "-o", tmp_path / "same"], "name the same path")]
+    for args, needle in cases:
+        result = run_cli("quantize-moe", *args, *FAST)
+        assert result.code == 2, (args, result.stderr)
+        assert needle in result.error_lines[0] and result.stdout == "", (args, result.stderr)
+    assert (user / "notes.txt").read_text() == "keep me" and sorted(p.name for p in user.iterdir()) == ["notes.txt"]
+    assert (src / "config.json").is_file() and not (src / "quantize_moe.json").exists()
+    assert not (tmp_path / "same").exists() and blocker.read_text() == "x"
+    # an empty folder, or an earlier quantize-moe output, may be replaced with --force
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for _ in range(2):
+        assert run_cli("quantize-moe", "--bits", "3", "--rank", "2", "--out", empty, "--force", *FAST).code == 0
+        assert (empty / "quantize_moe.json").is_file()
+
+
+def test_damaged_saved_tensors_are_input_errors(run_cli, tmp_path):
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    out = tmp_path / "q"
+    assert run_cli("quantize-moe", "--bits", "3", "--rank", "2", "--out", out, *FAST).code == 0
+    nan, cut = tmp_path / "nan", tmp_path / "cut"
+    shutil.copytree(out, nan)
+    shutil.copytree(out, cut)
+    tensors = load_file(str(out / "experts.safetensors"))
+    tensors["0.down_proj.scale"] = tensors["0.down_proj.scale"].clone()
+    tensors["0.down_proj.scale"].view(-1)[0] = float("nan")
+    save_file(tensors, str(nan / "experts.safetensors"))
+    (cut / "experts.safetensors").write_bytes((out / "experts.safetensors").read_bytes()[:1000])
+    for folder, needle in ((nan, "0.down_proj.scale has NaN"), (cut, "does not match the saved tensors")):
+        result = run_cli("quantize-moe", "--model", folder, "--eval-ppl", "heldout", "--eval-bytes", "2048",
+                         "--format", "jsonl")
+        assert result.code == 2 and needle in result.error_lines[0], result.stderr
+        assert "internal error" not in result.stderr and result.stdout == ""
+    # quantization options given with a saved folder are reported as ignored, not silently dropped
+    again = run_cli("quantize-moe", "--model", out, "--bits", "2", "--rank", "9", "--format", "jsonl")
+    assert again.code == 0 and "--bits, --rank are ignored" in again.stderr
 
 
 def test_hqq_base_when_installed(run_cli):
