@@ -28,6 +28,7 @@ from typing import IO, Annotated, Any
 
 import typer
 from mlx26.cli._errors import UsageError, did_you_mean
+from mlx26.core.common.files import replacement_mode
 
 
 class InputFormat(StrEnum):
@@ -505,6 +506,7 @@ def atomic_output(output: str, force: bool = False) -> Iterator[IO[str]]:
     target = Path(output)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.chmod(tmp, replacement_mode(target))  # mkstemp's 0600 would otherwise stick to the output
         with open(fd, "w", encoding="utf-8", newline="") as handle:
             yield handle
         os.replace(tmp, target)

@@ -65,6 +65,35 @@ def _check(method: str, grad_params: str, features: str = "auto") -> None:
         raise UsageError(f"--features ghost needs --grad-params last-layer, not '{grad_params}'.")
 
 
+def _check_numbers(eta: float, proj_dim: int) -> None:
+    """Validate before any model load or output (the core checks again, later)."""
+    import math
+
+    if not (math.isfinite(eta) and 0 < eta <= 1e6):
+        raise UsageError(f"--eta must be a positive number ≤ 1e6 (features are unit-norm), got {eta}.")
+    if proj_dim == 1 or proj_dim < 0:
+        raise UsageError(f"--proj-dim must be 0 (no projection) or ≥ 2, got {proj_dim}.")
+
+
+def _check_budget_mode(method: str, budget_mode: str) -> None:
+    if method in ("greats", "gradmatch") and budget_mode != "proportional":
+        raise UsageError(f"--budget-mode applies to partitionsel, independent and random; {method} ignores "
+                         "domains, so it would be silently unused.")
+
+
+def _check_outputs(output: str | None, summary: str | None, force: bool) -> None:
+    from pathlib import Path
+
+    check_output(output, force)
+    if summary == "-" and output in (None, "-"):
+        raise UsageError("--summary - would mix the summary into the records on stdout.",
+                         hint="give --summary a file, or the records -o FILE")
+    if summary not in (None, "-"):
+        check_output(summary, force)
+        if output not in (None, "-") and Path(output).absolute() == Path(summary).absolute():
+            raise UsageError("-o and --summary name the same file; the summary would replace the records.")
+
+
 def _items(path: str, what: str) -> list:
     from mlx26.core.select_batch.data import parse_rows
 
@@ -72,25 +101,37 @@ def _items(path: str, what: str) -> list:
     return parse_rows(iter(source), source.name, need_domain=what == "pool")
 
 
-def _lines(path: str) -> list[str]:
+def _lines(path: str, what: str) -> list[str]:
+    """One label per line; a blank line in the middle would shift every later label, so it is an error."""
     from pathlib import Path
 
     try:
         text = Path(path).read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:  # its args would dump the whole file into the hint
         raise UsageError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
-    return [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line.strip() for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    if "" in lines:
+        raise UsageError(f"{what} {path} line {lines.index('') + 1} is empty; give one label per row.")
+    return lines
 
 
 def _npy(path: str, what: str):
     import numpy as np
 
     try:
-        return np.load(path, allow_pickle=False)
+        array = np.load(path, allow_pickle=False)
     except (ValueError, OSError) as exc:
         if isinstance(exc, FileNotFoundError):
             raise
         raise UsageError(f"{what} {path}: not a .npy array ({' '.join(str(exc).split())}).") from None
+    if not isinstance(array, np.ndarray):  # an .npz archive
+        array.close()
+        raise UsageError(f"{what} {path}: an .npz archive; give a single .npy array.")
+    if array.dtype.kind not in "biuf":
+        raise UsageError(f"{what} {path}: holds {array.dtype} values; give a numeric .npy array.")
+    return array
 
 
 @app.command("run")
@@ -145,8 +186,11 @@ def run(
     if texts == arrays or (texts and (pool is None or val is None)) or (
             arrays and (grads is None or val_grads is None or domains is None)):
         raise UsageError("give either --pool and --val (texts) or --grads, --domains and --val-grads (features).")
-    check_output(output, force)
-    check_output(summary, force)
+    if pool == "-" and val == "-":
+        raise UsageError("--pool and --val cannot both read stdin.")
+    _check_numbers(eta, proj_dim)
+    _check_budget_mode(method, budget_mode)
+    _check_outputs(output, summary, force)
     from mlx26.core.select_batch.budgets import parse_budget_mode
     from mlx26.core.select_batch.pipeline import select_from_features, select_from_texts
 
@@ -157,8 +201,8 @@ def run(
                                           eta=eta, seed=seed, randomized=randomized, features=features)
     else:
         assert grads is not None and val_grads is not None and domains is not None
-        G, V, labels = _npy(grads, "--grads"), _npy(val_grads, "--val-grads"), _lines(domains)
-        names = _lines(ids) if ids else [str(i) for i in range(len(labels))]
+        G, V, labels = _npy(grads, "--grads"), _npy(val_grads, "--val-grads"), _lines(domains, "--domains")
+        names = _lines(ids, "--ids") if ids else [str(i) for i in range(len(labels))]
         records, info, _ = select_from_features(G, labels, names, V, budget, mode, method, eta=eta, seed=seed,
                                                 randomized=randomized)
     emit(records, output, fmt, force=force, title=f"select-batch ({method})")
@@ -167,7 +211,7 @@ def run(
     counts = ", ".join(f"{d} {k}" for d, k in info["counts"].items())
     notice(f"select-batch: {method} picked {info['size']} of {info['pool']} ({counts}); utility "
            f"{info['utility']:.6g}; {info['conflicting_pairs']} conflicting pairs; dropped {info['dropped_rows']} "
-           f"rows; selection {info['selection_s']:.3g} s" + (f", features {info['features_s']:.3g} s"
+           f"pool and {info.get('dropped_val_rows', 0)} validation rows; selection {info['selection_s']:.3g} s" + (f", features {info['features_s']:.3g} s"
                                                              if "features_s" in info else ""), quiet)
 
 
@@ -223,8 +267,11 @@ def train(
     if print_config_requested(ctx, print_config):
         return
     _check(method, grad_params, features)
-    check_output(output, force)
-    check_output(summary, force)
+    if data == "-" and (val == "-" or test == "-") or val == "-" and test == "-":
+        raise UsageError("only one of --data, --val and --test can read stdin.")
+    _check_numbers(eta, proj_dim)
+    _check_budget_mode(method, budget_mode)
+    _check_outputs(output, summary, force)
     from mlx26.core.select_batch.budgets import parse_budget_mode
     from mlx26.core.select_batch.data import demo_rows, parse_rows
     from mlx26.core.select_batch.train import SelectTrainer, TrainConfig

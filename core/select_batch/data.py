@@ -42,11 +42,14 @@ def parse_rows(rows: Iterable[tuple[int, Mapping[str, Any]]], source: str, *, ne
             domain = "all"
         if not isinstance(domain, str) or not domain:
             raise ValueError(f"{source} line {line}: needs a string 'domain'.")
+        given = "id" in record
         rid = record.get("id", line)
+        if isinstance(rid, bool) or not isinstance(rid, str | int) or (isinstance(rid, str) and not rid):
+            raise ValueError(f"{source} line {line}: 'id' must be a non-empty string or an integer, not {rid!r}.")
         rid = str(rid)
         if rid in seen:
-            raise ValueError(f"{source} line {line}: duplicate id '{rid}' (first on line {seen[rid]}).",
-                             "ids must be unique")
+            what = f"duplicate id '{rid}'" if given else f"has no id, and its default id '{rid}' (the line number)"
+            raise ValueError(f"{source} line {line}: {what} (first on line {seen[rid]}).", "ids must be unique")
         seen[rid] = line
         items.append(PoolItem(rid, domain, text))
     if not items:
@@ -104,7 +107,9 @@ def demo_rows(split: str = "train", n: int = 240, seed: int = 0, mix: Mapping[st
                     taken += 1
             depth += 1
             if taken == before:
-                raise RuntimeError(f"the {domain} corpus has only {taken} snippets for the {split} split.")
+                most = int(taken / max(mix[domain] / sum(mix.values()), 1e-9))
+                raise ValueError(f"--n {n} is too large: the {domain} corpus has only {taken} snippets for the "
+                                 f"{split} split.", f"use --n ≤ about {most}")
     order = list(range(len(rows)))
     rng.shuffle(order)
     return [rows[i] for i in order]

@@ -70,6 +70,10 @@ class TrainConfig:
                 raise ValueError(f"--{name.replace('_', '-')} must be ≥ 1, got {getattr(self, name)}.")
         if not (self.lr > 0 and np.isfinite(self.lr)):
             raise ValueError(f"--lr must be a positive number, got {self.lr}.")
+        if not (np.isfinite(self.eta) and 0 < self.eta <= 1e6):
+            raise ValueError(f"--eta must be a positive number ≤ 1e6, got {self.eta}.")
+        if self.proj_dim == 1 or self.proj_dim < 0:
+            raise ValueError(f"--proj-dim must be 0 (no projection) or ≥ 2, got {self.proj_dim}.")
         if self.batch * self.buffer > pool_size:
             raise ValueError(f"batch × buffer = {self.batch * self.buffer} candidates a step, but the pool has only "
                              f"{pool_size} rows.", "lower --batch/--buffer or give a larger pool")
@@ -88,6 +92,14 @@ class SelectTrainer:
             missing = sorted(set(config.budget_mode) - {it.domain for it in items})
             if missing:
                 raise ValueError(f"budget domain '{missing[0]}' is not in the pool.")
+            # The candidate stream is fixed by the seed: find an infeasible buffer now, not mid-run.
+            stream = candidate_stream(len(items), config.batch * config.buffer, config.seed)
+            for step in range(1, config.steps + 1):
+                try:
+                    _budget_mode(config.budget_mode, [items[i].domain for i in next(stream)])
+                except ValueError as exc:
+                    raise ValueError(f"step {step}: {exc}", "the per-domain budgets need every budget domain in "
+                                     "every buffer: raise --buffer, or lower that domain's budget to 0") from None
         import torch
         from mlx26.core.common.seeding import seed_everything
         from mlx26.core.common.threads import apply_torch_threads

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.files import replacement_mode
+
 ChatFn = Callable[[list[dict[str, str]]], str]
 
 SYSTEM_PROMPT = (
@@ -123,6 +125,7 @@ class ArbiterCache:
         text = json.dumps(self.entries, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         try:
+            os.chmod(tmp, replacement_mode(self.path))
             with open(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
             os.replace(tmp, self.path)

@@ -123,6 +123,24 @@ def test_refuses_to_overwrite_without_force(run_cli, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.jsonl"]  # no temp files left
 
 
+def test_written_files_get_ordinary_permissions(run_cli, tmp_path):
+    import os
+    import stat
+
+    mask = os.umask(0o027)
+    try:
+        fresh = tmp_path / "fresh.jsonl"
+        assert run_cli("io", "convert", "-", "-o", fresh, stdin='{"a": 1}\n').code == 0
+        assert stat.S_IMODE(fresh.stat().st_mode) == 0o640  # 0666 minus umask, not mkstemp's 0600
+        shared = tmp_path / "shared.jsonl"
+        shared.write_text("old\n")
+        shared.chmod(0o664)
+        assert run_cli("io", "convert", "-", "-o", shared, "--force", stdin='{"a": 1}\n').code == 0
+        assert stat.S_IMODE(shared.stat().st_mode) == 0o664  # a replaced file keeps its mode
+    finally:
+        os.umask(mask)
+
+
 def test_failed_write_leaves_old_file_intact(tmp_path):
     from mlx26.cli._io import emit
 

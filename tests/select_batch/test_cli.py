@@ -74,7 +74,7 @@ def test_nan_rows_dropped_with_count(run_cli, arrays):
     result = run_cli("select-batch", *args, "--budget", "26", "--method", "gradmatch")
     assert result.code == 2 and "25 usable items" in result.stderr and result.stdout == ""
     result = run_cli("select-batch", *args, "--budget", "25", "--method", "gradmatch")
-    assert len(_jsonl(result)) == 25 and "dropped 2 rows" in result.stderr
+    assert len(_jsonl(result)) == 25 and "dropped 2 pool and 0 validation rows" in result.stderr
 
 
 @pytest.mark.parametrize(("tweak", "needle"), [
@@ -87,6 +87,14 @@ def test_nan_rows_dropped_with_count(run_cli, arrays):
     ("bad-npy", "not a .npy array"),
     ("budget-mode", "--budget-mode must be proportional, equal or a JSON file"),
     ("binary-domains", "is not UTF-8 text"),
+    ("blank-domain-line", "line 5 is empty"),
+    ("npz", "an .npz archive"),
+    ("string-npy", "give a numeric .npy array"),
+    ("eta", "--eta must be a positive number"),
+    ("proj-dim", "--proj-dim must be 0"),
+    ("budget-file-greats", "greats ignores domains"),
+    ("same-output", "-o and --summary name the same file"),
+    ("summary-stdout", "--summary - would mix"),
 ])
 def test_bad_input_exit_2_one_line(run_cli, arrays, tweak, needle):
     tmp, args = arrays
@@ -110,7 +118,28 @@ def test_bad_input_exit_2_one_line(run_cli, arrays, tweak, needle):
         extra += ["--budget-mode", "fair"]
     elif tweak == "binary-domains":
         (tmp / "domains.txt").write_bytes(b"d0\n\xff\xfe\xd0 not text\n" * 4000)
+    elif tweak == "blank-domain-line":  # would shift every later label onto the wrong row
+        labels = (tmp / "domains.txt").read_text().splitlines()
+        (tmp / "domains.txt").write_text("\n".join(labels[:4] + [""] + labels[5:]) + "\n")
+    elif tweak == "npz":
+        np.savez(tmp / "G.npz", G=np.load(tmp / "G.npy"))
+        args = [tmp / "G.npz" if a == tmp / "G.npy" else a for a in args]
+    elif tweak == "string-npy":
+        np.save(tmp / "G.npy", np.full((27, 16), "a"))
+    elif tweak == "eta":
+        extra += ["--eta", "1e300"]
+    elif tweak == "proj-dim":
+        extra += ["--proj-dim", "1"]
+    elif tweak == "budget-file-greats":
+        (tmp / "b.json").write_text(json.dumps({"d0": 6}))
+        extra += ["--budget-mode", tmp / "b.json", "--method", "greats"]
+    elif tweak == "same-output":
+        extra += ["--summary", tmp / "sel.jsonl"]
     out = tmp / "sel.jsonl"
+    if tweak == "summary-stdout":
+        result = run_cli("select-batch", *args, *extra, "--summary", "-")
+        assert result.code == 2 and needle in result.error_lines[0] and result.stdout == ""
+        return
     result = run_cli("select-batch", *args, *extra, "-o", out)
     assert result.code == 2, result.stderr
     assert result.error_lines[0].startswith("Error:") and needle in result.error_lines[0]
@@ -123,6 +152,27 @@ def test_duplicate_ids_in_text_pool_fail_before_loading_a_model(run_cli, tmp_pat
     pool.write_text('{"id": "a", "domain": "x", "text": "one two"}\n{"id": "a", "domain": "y", "text": "three"}\n')
     result = run_cli("select-batch", "--pool", pool, "--val", pool, "--budget", "1")
     assert result.code == 2 and "line 2: duplicate id 'a'" in result.stderr
+
+
+def test_text_pool_id_checks(run_cli, tmp_path):
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text('{"id": {"x": 1}, "domain": "x", "text": "one two"}\n')
+    result = run_cli("select-batch", "--pool", pool, "--val", pool, "--budget", "1")
+    assert result.code == 2 and "line 1: 'id' must be a non-empty string or an integer" in result.stderr
+    pool.write_text('{"id": "2", "domain": "x", "text": "one two"}\n{"domain": "x", "text": "three"}\n')
+    result = run_cli("select-batch", "--pool", pool, "--val", pool, "--budget", "1")
+    assert result.code == 2 and "line 2: has no id, and its default id '2' (the line number)" in result.stderr
+    result = run_cli("select-batch", "--pool", "-", "--val", "-", "--budget", "1", stdin=pool.read_text())
+    assert result.code == 2 and "cannot both read stdin" in result.stderr
+
+
+def test_dropped_validation_rows_are_reported(run_cli, arrays):
+    tmp, args = arrays
+    V = np.load(tmp / "V.npy")
+    V[0] = np.nan
+    np.save(tmp / "V.npy", V)
+    result = run_cli("select-batch", *args, "--budget", "4")
+    assert result.code == 0 and "dropped 0 pool and 1 validation rows" in result.stderr
 
 
 def test_refuses_to_overwrite(run_cli, arrays):
@@ -197,6 +247,16 @@ def test_train_validates_early(run_cli, tmp_path):
     assert result.code == 2 and "feature path" in result.stderr
     result = run_cli("select-batch", "train", "--data", pool, "--val", pool, "--refresh", "0")
     assert result.code == 2
+    for bad in (["--eta", "0"], ["--proj-dim", "1"]):  # refused before the step-0 record is printed
+        result = run_cli("select-batch", "train", "--data", pool, "--val", pool, "--batch", "2", "--buffer", "2",
+                         "--steps", "1", *bad)
+        assert result.code == 2 and result.stdout == "", (bad, result.stderr)
+    # user budgets that some seeded buffer cannot fill: found before training, not after a partial log
+    (tmp_path / "b.json").write_text(json.dumps({"arithmetic": 2}))
+    result = run_cli("select-batch", "train", "--data", pool, "--val", pool, "--batch", "2", "--buffer", "1",
+                     "--steps", "5", "--budget-mode", tmp_path / "b.json", "-o", tmp_path / "log.jsonl")
+    assert result.code == 2 and "has no candidate in this buffer" in result.stderr and result.stdout == ""
+    assert not (tmp_path / "log.jsonl").exists()
 
 
 def test_entry_point_pipeline(mlx26_exe, subprocess_env, arrays):
