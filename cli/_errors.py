@@ -172,6 +172,10 @@ def handle(exc: BaseException, command_names: Iterable[str] = ()) -> int:
         report(f"input is not {exc.encoding} text (undecodable byte at offset {exc.start})",
                "pass a text file, or convert it first")
         return EXIT_USAGE
+    if isinstance(exc, UnicodeEncodeError):  # its args hold the whole text: never echo them
+        report(f"text cannot be written as {exc.encoding} (character {exc.object[exc.start:exc.start + 1]!r} "
+               f"at offset {exc.start})", "the input holds bytes that are not valid text")
+        return EXIT_USAGE
     if isinstance(exc, ValueError):
         # Core modules raise ValueError(message[, hint]) for invalid parameters: they never
         # import the CLI, so this is how a core states a usage error.

@@ -158,6 +158,10 @@ def open_input(path: str) -> IO[str]:
         stdin = sys.stdin
         if stdin is None or stdin.isatty():
             raise UsageError("nothing piped to stdin.", hint="pipe data in (… | mlx26 …) or give a file path")
+        try:  # under a C/POSIX locale Python decodes stdin with surrogateescape: bad bytes would pass silently
+            stdin.reconfigure(encoding="utf-8-sig", errors="strict")  # type: ignore[attr-defined]
+        except (AttributeError, ValueError, OSError):  # a replaced stream, or reading already began
+            pass
         return stdin
     p = Path(path)
     if not p.exists():
@@ -342,13 +346,33 @@ def check_output(output: str | None, force: bool) -> None:
     """Refuse an existing output file before any work is done (validate early)."""
     if output in (None, "-"):
         return
+    if not output.strip():
+        raise UsageError("the output path is empty.")
     p = Path(output)
     if p.is_dir():
         raise UsageError(f"output path is a directory: {output}")
-    if p.exists() and not force:
+    if _is_special(p):  # /dev/null, a FIFO, a terminal: written through, nothing is overwritten
+        return
+    if os.path.lexists(p) and not force:  # lexists: a dangling link counts too
         raise UsageError(f"refusing to overwrite existing file {output}.", hint="add --force to replace it")
-    if not p.parent.exists():
+    parent = Path(os.path.realpath(p)).parent
+    if not parent.exists():
         raise UsageError(f"output directory does not exist: {p.parent}")
+    if not parent.is_dir():
+        raise UsageError(f"cannot write {output}: {parent} is not a directory.")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write {output}: {parent} is not writable.")
+
+
+def _is_special(p: Path) -> bool:
+    """An existing output that is not a regular file or folder (device, FIFO, socket)."""
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return False
+    import stat
+
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def resolve_output_format(fmt: OutputFormat | str, output: str | None, single: bool) -> str:
@@ -503,7 +527,11 @@ def emit(
 def atomic_output(output: str, force: bool = False) -> Iterator[IO[str]]:
     """A text handle on a temporary file beside ``output``, renamed onto it only on success."""
     check_output(output, force)
-    target = Path(output)
+    if _is_special(Path(output)):  # renaming onto a device or FIFO would replace it: write through
+        with open(output, "w", encoding="utf-8", newline="") as handle:
+            yield handle
+        return
+    target = Path(os.path.realpath(output))  # through a symlink: replace the file it names, keep the link
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.chmod(tmp, replacement_mode(target))  # mkstemp's 0600 would otherwise stick to the output

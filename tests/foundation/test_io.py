@@ -141,6 +141,45 @@ def test_written_files_get_ordinary_permissions(run_cli, tmp_path):
         os.umask(mask)
 
 
+def test_links_fifos_and_devices_are_never_replaced(run_cli, tmp_path):
+    import os
+    import threading
+
+    real = tmp_path / "real.json"
+    real.write_text("old\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    assert run_cli("io", "convert", "-", "-o", link, "--force", stdin='{"a": 1}\n').code == 0
+    assert link.is_symlink() and real.read_text() == '{"a": 1}\n'  # the link stays, its target is replaced
+    dangling = tmp_path / "dangling.jsonl"
+    dangling.symlink_to(tmp_path / "missing.jsonl")
+    refused = run_cli("io", "convert", "-", "-o", dangling, stdin='{"a": 1}\n')
+    assert refused.code == 2 and "refusing to overwrite" in refused.stderr and dangling.is_symlink()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    assert run_cli("io", "convert", "-", "-o", fifo, "--format", "jsonl", stdin='{"a": 1}\n').code == 0
+    reader.join(10)
+    assert got == ['{"a": 1}\n'] and fifo.is_fifo()  # written through, not replaced by a file
+    assert run_cli("io", "convert", "-", "-o", os.devnull, stdin='{"a": 1}\n').code == 0
+    assert not os.path.isfile(os.devnull)
+    assert run_cli("io", "convert", "-", "-o", "", stdin='{"a": 1}\n').code == 2
+
+
+def test_stdin_is_strict_utf8_even_under_the_c_locale(mlx26_exe, subprocess_env):
+    env = {**subprocess_env, "LC_ALL": "C", "LANG": "C"}  # Python then reads stdin with surrogateescape
+    env.pop("PYTHONIOENCODING", None)
+    bad = subprocess.run([mlx26_exe, "io", "convert", "-"], input=b'{"a": "\xff\xfe"}\n', capture_output=True,
+                         env=env, timeout=120)
+    assert bad.returncode == 2 and bad.stdout == b""
+    assert b"not UTF-8" in bad.stderr and len(bad.stderr.decode().strip().splitlines()) == 1
+    bom = subprocess.run([mlx26_exe, "io", "convert", "-", "--format", "jsonl"], input=b"\xef\xbb\xbfa,b\n1,2\n",
+                         capture_output=True, env=env, timeout=120)
+    assert bom.returncode == 0 and bom.stdout == b'{"a": "1", "b": "2"}\n'
+
+
 def test_failed_write_leaves_old_file_intact(tmp_path):
     from mlx26.cli._io import emit
 
