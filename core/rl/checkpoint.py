@@ -56,17 +56,30 @@ def save(out: str | os.PathLike, state: dict[str, Any]) -> Path:
     return target
 
 
-def load(path: str | os.PathLike) -> dict[str, Any]:
+def safe_torch_load(path: str | os.PathLike) -> Any:
+    """``torch.load`` that never runs code from the file: tensors, plain containers and numpy arrays only."""
+    import numpy as np
+    import numpy.dtypes as np_dtypes
     import torch
 
+    allowed = [np._core.multiarray._reconstruct, np._core.multiarray.scalar, np.ndarray, np.dtype,
+               *(getattr(np_dtypes, name) for name in dir(np_dtypes) if name.endswith("DType"))]
+    with torch.serialization.safe_globals(allowed):
+        return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def load(path: str | os.PathLike) -> dict[str, Any]:
     p = Path(path)
     if p.is_dir():
         p = p / NAME
     if not p.is_file():
         raise ValueError(f"no checkpoint at {path}", "point --checkpoint at a `mlx26 train rl --out` folder")
     try:
-        state = torch.load(p, map_location="cpu", weights_only=False)
+        state = safe_torch_load(p)
     except Exception as exc:  # torch raises several types for a bad file
+        if "Weights only load failed" in str(exc):  # torch's text would suggest the unsafe way round it
+            raise ValueError(f"{p} is not an mlx26 RL checkpoint: it holds Python objects, which are never "
+                             "loaded (they could run code).") from None
         raise ValueError(f"cannot read checkpoint {p}: {' '.join(str(exc).split())[:200]}") from exc
     if not isinstance(state, dict) or "algo" not in state or "models" not in state:
         raise ValueError(f"{p} is not an mlx26 RL checkpoint")

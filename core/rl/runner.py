@@ -98,9 +98,9 @@ def run(cfg: TrainConfig) -> Iterator[dict[str, Any]]:
             return ""
         if not ckpt.exists():
             return "; no checkpoint had been written yet"
-        import torch
+        from mlx26.core.rl.checkpoint import safe_torch_load
 
-        step = torch.load(ckpt, map_location="cpu", weights_only=False).get("step")
+        step = safe_torch_load(ckpt).get("step")
         return f"; last good checkpoint kept: {ckpt} (step {step})"
 
     try:

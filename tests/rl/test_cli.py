@@ -123,6 +123,26 @@ def test_eval_errors(run_cli, tmp_path):
     assert result.code == 2 and "no checkpoint" in result.stderr
 
 
+class _RunsCode:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):  # what a malicious checkpoint does on unpickling
+        return (open, (str(self.marker), "w"))
+
+
+def test_checkpoint_loading_never_runs_code(run_cli, tmp_path):
+    import torch
+
+    folder = tmp_path / "evil"
+    folder.mkdir()
+    marker = tmp_path / "ran"
+    torch.save({"algo": "ppo", "models": {}, "payload": _RunsCode(marker)}, folder / "checkpoint.pt")
+    result = run_cli("rl", "eval", "--checkpoint", folder)
+    assert result.code == 2 and "holds Python objects, which are never loaded" in result.stderr
+    assert not marker.exists() and "weights_only" not in result.stderr
+
+
 def test_subprocess_entry_point_streams_jsonl(mlx26_exe, subprocess_env, tmp_path):
     proc = subprocess.run([mlx26_exe, *TINY_DQN, "--steps", "100", "--out", str(tmp_path / "r")],
                           capture_output=True, text=True, env=subprocess_env, timeout=120)
