@@ -103,14 +103,20 @@ class ArbiterCache:
     def __init__(self, path: str | os.PathLike[str] | None = None):
         self.path = Path(path) if path else None
         self.entries: dict[str, dict[str, str]] = {}
+        self._saved: dict[str, dict[str, str]] = {}
         if self.path and self.path.is_file():
             try:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
                 raise ValueError(f"arbiter cache {self.path} is not valid JSON ({exc.msg})",
                                  "delete the file to start a new cache") from exc
-            if isinstance(data, dict):
-                self.entries = {str(k): v for k, v in data.items() if isinstance(v, dict) and "choice" in v}
+            foreign = not isinstance(data, dict) or any(not (isinstance(v, dict) and "choice" in v)
+                                                         for v in data.values())
+            if foreign:  # saving would replace someone's file with our entries
+                raise ValueError(f"{self.path} is not an arbiter cache (expected {{hash: {{\"choice\": …}}}}).",
+                                 "give --llm-cache a new file name")
+            self.entries = {str(k): v for k, v in data.items()}
+        self._saved = dict(self.entries)
 
     def get(self, key: str) -> str | None:
         entry = self.entries.get(key)
@@ -120,8 +126,8 @@ class ArbiterCache:
         self.entries[key] = {"choice": choice, "kind": kind, "model": model}
 
     def save(self) -> None:
-        if self.path is None:
-            return
+        if self.path is None or (self.entries == self._saved and self.path.exists()):
+            return  # nothing new: leave the file (and its mtime) alone
         text = json.dumps(self.entries, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
         try:

@@ -125,6 +125,26 @@ def test_corrupt_cache_file_is_a_usage_error(tmp_path):
         ArbiterCache(path)
 
 
+@pytest.mark.parametrize("text", ['{"foo": "bar"}\n', "[1]\n", '{"k": {"choice": "a"}, "x": 1}\n'])
+def test_foreign_json_file_is_refused_and_left_alone(tmp_path, text):
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="is not an arbiter cache"):
+        ArbiterCache(path)
+    assert path.read_text() == text
+
+
+def test_unchanged_cache_is_not_rewritten(tmp_path):
+    path = tmp_path / "cache.json"
+    path.write_text('{"k": {"choice": "a", "kind": "x", "model": "m"}}')
+    cache = ArbiterCache(path)
+    cache.save()
+    assert path.read_text() == '{"k": {"choice": "a", "kind": "x", "model": "m"}}'  # byte for byte
+    cache.put("k2", "b", "x", "m")
+    cache.save()
+    assert set(ArbiterCache(path).entries) == {"k", "k2"}
+
+
 def test_rule_arbiter_rejects_a_default_outside_the_options():
     with pytest.raises(ValueError, match="not an option"):
         Arbiter().decide(kind="k", question="q", context="c", options=[("a", "x")], default="b")
