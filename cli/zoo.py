@@ -252,7 +252,8 @@ def path(name: ModelArg) -> None:
 def tokenizer(
     out: Annotated[str, typer.Option("--out", help="Directory to save the tokenizer into.", metavar="DIR")],
     vocab_size: Annotated[int, typer.Option("--vocab-size", help="Tokens, specials included.")] = 4096,
-    max_bytes: Annotated[int | None, typer.Option("--max-bytes", help="Training text; default: all.")] = None,
+    max_bytes: Annotated[int | None, typer.Option("--max-bytes", help="Training text; default: all.", min=1024)
+                         ] = None,
     force: ForceDirOpt = False,
 ) -> None:
     """Train the byte-level BPE on the stdlib code + prose training splits (the shipped bpe-4096).
@@ -265,6 +266,9 @@ def tokenizer(
 
     if Path(out).exists() and not force:
         raise typer.BadParameter(f"directory {out} already exists (add --force to replace it).", param_hint="--out")
+    from mlx26.core.common.files import check_creatable_folder
+
+    check_creatable_folder(out)
     require("tokenizers", "zoo")
     require("transformers", "zoo")
     from mlx26.core.zoo.tokenization import build_shipped_bpe, tokenizer_hash

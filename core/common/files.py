@@ -24,3 +24,19 @@ def replacement_mode(target: str | os.PathLike[str]) -> int:
         return stat.S_IMODE(Path(target).stat().st_mode)
     except OSError:
         return 0o666 & ~umask()
+
+
+def check_creatable_folder(path: str | os.PathLike[str]) -> None:
+    """ValueError unless ``path`` is, or can be created as, a folder: found before any work is done."""
+    p = Path(path).expanduser()
+    if p.exists():
+        if not p.is_dir():
+            raise ValueError(f"{path} exists and is not a directory.")
+        return
+    ancestor = p.absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise ValueError(f"cannot create {path}: {ancestor} is a file, not a folder.")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot create {path}: {ancestor} is not writable.")

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from mlx26.core.common.files import check_creatable_folder
 from mlx26.core.quantize_moe import quant
 from mlx26.core.quantize_moe.lowrank import Factors
 
@@ -44,16 +45,8 @@ def check_target(path: str, force: bool, source: str | None = None) -> None:
     if source is not None and Path(source).exists() and resolved == Path(source).resolve():
         raise ValueError(f"--out {path} is the model being quantized; it would be replaced.",
                          "give a new folder name")
-    ancestor = p.absolute().parent
-    while not ancestor.exists():
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise ValueError(f"cannot create {path}: {ancestor} is a file, not a folder.")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise ValueError(f"cannot create {path}: {ancestor} is not writable.")
+    check_creatable_folder(p)
     if p.exists():
-        if not p.is_dir():
-            raise ValueError(f"{path} exists and is not a directory.")
         if not force:
             raise ValueError(f"{path} already exists.", "pass --force to replace it")
         if any(p.iterdir()) and not is_quantized_dir(path):

@@ -33,10 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.files import check_creatable_folder
 from mlx26.core.zoo.presets import Preset, get_preset
 
 EVAL_BYTES = 262_144  # held-out bytes of the final evaluation (and of `mlx26 zoo eval` by default)
 MAX_TRAIN_BYTES = 16_000_000
+MAX_STEP_TOKENS = 65_536  # 8–64 × the presets; bounds the (batch, context, vocab) logits to ~1 GB
 EVALS = 4  # periodic evaluations during training (on EVAL_BYTES // 8)
 CALIBRATION_STEPS = 8
 
@@ -101,18 +103,24 @@ def validate(opts: TrainOptions) -> Resolved:
     max_pos = int(preset.arch.get("max_position_embeddings", 0))
     if context > max_pos:
         raise ValueError(f"--context {context} exceeds the preset's {max_pos} positions.")
+    batch_size = opts.batch_size or preset.batch_size
+    if batch_size * context > MAX_STEP_TOKENS:  # logits alone take batch × context × vocab floats
+        raise ValueError(f"--batch-size {batch_size} × --context {context} = {batch_size * context} tokens a step; "
+                         f"at most {MAX_STEP_TOKENS} fit in memory on a CPU.",
+                         f"use --batch-size ≤ {MAX_STEP_TOKENS // context}")
     out = Path(opts.out).expanduser()
     if out.exists() and not opts.force:
         raise ValueError(f"output directory {out} already exists.", "add --force to replace it")
     if out.exists() and not out.is_dir():
         raise ValueError(f"output path {out} exists and is not a directory.")
+    check_creatable_folder(out)
     tokenizer = opts.tokenizer or preset.tokenizer
     if tokenizer not in ("byte", "bpe", "bpe-4096") and not (Path(tokenizer) / "tokenizer.json").is_file():
         raise ValueError(f"Unknown tokenizer '{tokenizer}'.", "use bpe-4096, byte, or a folder with tokenizer.json")
     if opts.clock not in ("cpu", "wall"):
         raise ValueError(f"Unknown clock '{opts.clock}'.", "use cpu or wall")
-    return Resolved(preset, out, corpora, float(minutes), opts.steps, tokenizer, opts.batch_size or preset.batch_size,
-                    context, opts.lr or preset.lr)
+    return Resolved(preset, out, corpora, float(minutes), opts.steps, tokenizer, batch_size, context,
+                    opts.lr or preset.lr)
 
 
 def tokenize_corpora(tokenizer: Any, corpora: tuple[str, ...], split: str, max_bytes: int) -> tuple[Any, list[dict]]:

@@ -77,12 +77,27 @@ def test_eval_other_corpus(run_cli):
     (["eval", "tiny-llama", "--max-bytes", "10"], "--max-bytes"),
     (["info", "nope-model"], "Unknown model 'nope-model'"),
     (["path", "tiny_moe"], "Did you mean 'tiny-moe'"),
+    (["info", "./no/such/folder"], "no such model folder: ./no/such/folder"),
+    (["train", "micro-llama", "--steps", "1", "--batch-size", "100000", "--out", "never-made"],
+     "use --batch-size ≤ 1024"),
+    (["tokenizer", "--max-bytes", "0", "--out", "never-made"], "--max-bytes"),
 ])
 def test_bad_input(run_cli, args, needle):
     result = run_cli("zoo", *args)
     assert result.code == 2, result.stderr
     assert result.error_lines[0].startswith("Error:") and needle in result.stderr
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_out_under_a_file_is_refused_before_work(run_cli, tmp_path):
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    for args in (["train", "micro-llama", "--steps", "1", "--out", blocker / "run"],
+                 ["tokenizer", "--vocab-size", "300", "--max-bytes", "20000", "--out", blocker, "--force"]):
+        result = run_cli("zoo", *args)
+        assert result.code == 2 and result.stdout == "", result.stderr
+        assert "file.txt" in result.error_lines[0] and "internal error" not in result.stderr
+    assert blocker.read_text() == "x"
 
 
 def test_eval_output_file_needs_force(run_cli, tmp_path):
