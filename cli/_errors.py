@@ -155,6 +155,10 @@ def handle(exc: BaseException, command_names: Iterable[str] = ()) -> int:
     if isinstance(exc, Mlx26Error):
         report(exc.message, exc.hint)
         return exc.exit_code
+    if type(exc).__name__ == "NoArgsIsHelpError":  # a group called bare: its help, laid out, is the answer
+        ctx = getattr(exc, "ctx", None)
+        print(ctx.get_help() if ctx is not None else exc.format_message(), file=sys.stderr)  # type: ignore[attr-defined]
+        return int(exc.exit_code)  # type: ignore[attr-defined]
     if _is_cli_parse_error(exc):
         report(exc.format_message(), _parse_error_hint(exc, command_names))  # type: ignore[attr-defined]
         return int(exc.exit_code)  # type: ignore[attr-defined]

@@ -62,7 +62,7 @@ def safe_torch_load(path: str | os.PathLike) -> Any:
     import numpy.dtypes as np_dtypes
     import torch
 
-    allowed = [np._core.multiarray._reconstruct, np._core.multiarray.scalar, np.ndarray, np.dtype,
+    allowed = [bytes, np._core.multiarray._reconstruct, np._core.multiarray.scalar, np.ndarray, np.dtype,
                *(getattr(np_dtypes, name) for name in dir(np_dtypes) if name.endswith("DType"))]
     with torch.serialization.safe_globals(allowed):
         return torch.load(path, map_location="cpu", weights_only=True)

@@ -114,3 +114,11 @@ def test_entry_point_exit_codes(mlx26_exe, subprocess_env, tmp_path):
     debug = subprocess.run([mlx26_exe, "io", "convert", str(tmp_path / "none.csv")], capture_output=True, text=True,
                            env={**subprocess_env, "MLX26_DEBUG": "1"}, timeout=60)
     assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+@pytest.mark.parametrize("group", [[], ["dp-mix"], ["train"], ["rl", "data"]])
+def test_bare_group_prints_its_help_laid_out(run_cli, group):
+    result = run_cli(*group)
+    assert result.code == 2 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("Usage: mlx26") and "Commands:" in lines and not result.stderr.startswith("Error:")
