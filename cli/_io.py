@@ -420,8 +420,29 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"cannot serialise {type(obj).__name__} to JSON")
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with NaN/±inf floats as None, recursively (strict JSON has no such numbers)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    try:
+        return _finite(_json_default(value))
+    except TypeError:
+        return value
+
+
 def to_json(value: Any, indent: int | None = None) -> str:
-    return json.dumps(value, default=_json_default, ensure_ascii=False, indent=indent)
+    """Strict JSON: a NaN or infinite number is written as null (bare NaN breaks jq, browsers, …)."""
+    try:
+        return json.dumps(value, default=_json_default, ensure_ascii=False, indent=indent, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), default=_json_default, ensure_ascii=False, indent=indent,
+                          allow_nan=False)
 
 
 def _cell(value: Any) -> str:

@@ -249,3 +249,13 @@ def test_progress_is_silent_when_stderr_is_not_a_terminal(capsys):
 
     assert list(progress(range(5), total=5)) == [0, 1, 2, 3, 4]
     assert capsys.readouterr().err == ""
+
+
+def test_json_output_is_strict_non_finite_numbers_become_null():
+    import numpy as np
+    from mlx26.cli._io import to_json
+
+    assert to_json({"a": float("nan"), "b": [np.float64("inf"), 1.5], "c": np.array([np.nan, 2.0])}) == \
+        '{"a": null, "b": [null, 1.5], "c": [null, 2.0]}'
+    assert json.loads(to_json({"x": -float("inf")})) == {"x": None}
+    assert to_json({"a": 1.0, "s": "NaN"}) == '{"a": 1.0, "s": "NaN"}'  # strings are left alone
