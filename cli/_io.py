@@ -284,6 +284,8 @@ def _read_json(name: str, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
     except json.JSONDecodeError as exc:
         raise UsageError(f"{name} line {exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno}).",
                          hint="for one object a line use --input-format jsonl") from exc
+    except RecursionError:
+        raise UsageError(f"{name}: JSON nested too deeply to read.") from None
     items = data if isinstance(data, list) else [data]
     for index, item in enumerate(items, 1):
         yield index, _as_record(item)
@@ -304,7 +306,8 @@ def _read_jsonl(name: str, lines: Iterable[str]) -> Iterator[tuple[int, dict[str
 def _read_csv(name: str, lines: Iterable[str], delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
     reader = csv.reader(lines, delimiter=delimiter)
     header: list[str] | None = None
-    for row in reader:
+    csv.field_size_limit(max(csv.field_size_limit(), 1 << 26))  # 128 KiB default: long texts are real data
+    for row in _csv_rows(name, reader):
         if header is None:
             if not any(cell.strip() for cell in row):
                 continue
@@ -319,6 +322,17 @@ def _read_csv(name: str, lines: Iterable[str], delimiter: str) -> Iterator[tuple
             raise UsageError(f"{name} line {reader.line_num}: {len(row)} fields but the header has {len(header)}.",
                              hint="quote fields that contain the delimiter")
         yield reader.line_num, dict(zip(header, row + [""] * (len(header) - len(row)), strict=True))
+
+
+def _csv_rows(name: str, reader: Any) -> Iterator[list[str]]:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise UsageError(f"{name} line {reader.line_num}: unreadable CSV ({exc}).") from None
+        yield row
 
 
 def parse_number(text: Any) -> float | int | None:
