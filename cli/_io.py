@@ -126,7 +126,7 @@ FormatOpt = Annotated[
     typer.Option("--format", help="auto = table on a terminal, JSON/JSONL when piped or by -o extension."),
 ]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing --output file.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed; output is deterministic for a fixed seed.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed; output is deterministic for a fixed seed.", min=0)]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notices on stderr.")]
 ConfigOpt = Annotated[
     str | None,

@@ -5,6 +5,7 @@ Thin wrapper over ``mlx26.core.dp_mix`` (Liu, Selvi & Wiesemann, ICML 2026).
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 import typer
@@ -124,13 +125,22 @@ def compare(
     emit(rows, output, fmt, force=force, title="dp-mix compare")
 
 
+def _finite_float(value: float | int | None) -> float | None:
+    """A float, or None for a missing, NaN, infinite or float-overflowing (huge integer) value."""
+    try:
+        x = float(value) if value is not None else None
+    except OverflowError:
+        return None
+    return x if x is not None and math.isfinite(x) else None
+
+
 def _grid_points(path: str) -> list[tuple[float, float]]:
     points = []
     for number, record in enumerate(read_records(path), 1):
-        e, d = parse_number(record.get("eps")), parse_number(record.get("delta"))
+        e, d = _finite_float(parse_number(record.get("eps"))), _finite_float(parse_number(record.get("delta")))
         if e is None or d is None:
-            raise UsageError(f"{path} row {number}: needs numeric 'eps' and 'delta' columns.")
-        points.append((float(e), float(d)))
+            raise UsageError(f"{path} row {number}: needs finite numeric 'eps' and 'delta' columns.")
+        points.append((e, d))
     return points
 
 
@@ -189,7 +199,7 @@ def noise(
     sensitivity: SensOpt,
     mechanism: MechOpt = "multi",
     column: Annotated[str | None, typer.Option("--column", "-c", help="Column to privatise.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="For tests only: seeded noise is NOT private.")
+    seed: Annotated[int | None, typer.Option("--seed", help="For tests only: seeded noise is NOT private.", min=0)
                     ] = None,
     skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Drop rows whose cell is not a finite number.")
                         ] = False,
@@ -220,15 +230,15 @@ def noise(
     target = _noise_column(rows, column, source.name)
     kept, values, skipped = [], [], 0
     for line, record in rows:
-        value = parse_number(record.get(target))
-        if value is None or value != value or value in (float("inf"), float("-inf")):
+        value = _finite_float(parse_number(record.get(target)))
+        if value is None:
             if not skip_bad:
                 raise UsageError(f"{source.name} line {line}: column '{target}' is {record.get(target)!r}, "
                                  "not a finite number.", hint="fix the row or pass --skip-bad to drop it")
             skipped += 1
             continue
         kept.append(record)
-        values.append(float(value))
+        values.append(value)
     if skipped:
         notice(f"dp-mix noise: skipped {skipped} row(s) without a finite number in '{target}'.", quiet)
     if seed is not None:

@@ -123,7 +123,7 @@ def eval_(
     checkpoint: Annotated[str, typer.Option("--checkpoint", help="Run folder (or its checkpoint.pt).",
                                             metavar="DIR")],
     episodes: Annotated[int | None, typer.Option("--episodes", help="Episodes [default: as in training].")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Eval seed [default: the run's seed].")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Eval seed [default: the run's seed].", min=0)] = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,

@@ -146,7 +146,7 @@ def equiv(
     a: Annotated[str, typer.Argument(help="First expression (infix).")],
     b: Annotated[str, typer.Argument(help="Second expression (infix).")],
     points: Annotated[int, typer.Option("--points", help="Points per point set.", min=8)] = 128,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the point sets.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the point sets.", min=0)] = 0,
     rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-6,
     domain: Annotated[str, typer.Option("--domain", help="strict: same domain too; intersection: "
                                         "compare where both are finite.")] = "strict",
@@ -182,7 +182,7 @@ def mine(
     max_len: Annotated[int, typer.Option("--max-len", help="Longest source expression (tokens).", min=1, max=9)
                        ] = 5,
     n_vars: Annotated[int, typer.Option("--n-vars", help="Number of wildcards.", min=1, max=4)] = 2,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the fingerprint and verification points.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the fingerprint and verification points.", min=0)] = 0,
     operator: Annotated[list[str] | None, typer.Option("--operator", help="Operator to enumerate; repeatable "
                                                        "(default: the whole table).")] = None,
     constants: Annotated[bool, typer.Option("--constants/--no-constants", help="Also mine <constant> rules.")
@@ -219,7 +219,7 @@ def decontam(
                                        metavar="FILE")],
     test: Annotated[str, typer.Option("--test", help="Test expressions (lines or JSONL).", metavar="FILE")],
     mode: ModeOpt = "sound",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the functional-image grid.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the functional-image grid.", min=0)] = 0,
     image: Annotated[bool, typer.Option("--image/--no-image", help="Also match by functional image.")] = True,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
@@ -259,7 +259,7 @@ def _item(record: dict[str, Any]) -> Any:
 @app.command("bench")
 def bench(
     n: Annotated[int, typer.Option("--n", help="Random expressions to compare.", min=1)] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the expression generator.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the expression generator.", min=0)] = 0,
     timeout: Annotated[float, typer.Option("--timeout", help="SymPy time limit per expression (s).")] = 1.0,
     max_ops: Annotated[int, typer.Option("--max-ops", help="Operators per expression at most.", min=1)] = 10,
     mode: ModeOpt = "sound",

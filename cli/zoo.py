@@ -77,7 +77,7 @@ def train(
     corpus: CorpusOpt = None,
     minutes: Annotated[float | None, typer.Option("--minutes", help="Time budget (CPU time unless --clock wall); default per preset.")] = None,
     steps: Annotated[int | None, typer.Option("--steps", help="Exact step count instead of a time budget.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of initialisation and batch sampling.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of initialisation and batch sampling.", min=0)] = 0,
     tokenizer: Annotated[str | None, typer.Option("--tokenizer", help="bpe-4096 | byte | a tokenizer folder.")] = None,
     batch_size: Annotated[int | None, typer.Option("--batch-size", help="Windows per step.")] = None,
     context: Annotated[int | None, typer.Option("--context", help="Tokens per window.")] = None,

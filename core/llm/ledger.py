@@ -22,6 +22,7 @@ the default table prices everything at 0.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -102,6 +103,9 @@ def _num(entry: Mapping[str, Any], key: str) -> float:
     value = entry.get(key, 0) or 0
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         raise ValueError(f"ledger entry {entry.get('call', '?')}: '{key}' is not a number.")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"ledger entry {entry.get('call', '?')}: '{key}' is {value}; tokens and costs are "
+                         "finite and ≥ 0.")
     return value
 
 
@@ -240,6 +244,10 @@ def summarize(entries: Iterable[Mapping[str, Any]], by: Iterable[str] = ("purpos
     total = _empty_row({k: "TOTAL" if i == 0 else "" for i, k in enumerate(by)})
     for entry in entries:
         key = tuple(entry.get(k, "") for k in by)
+        bad = next((k for k, v in zip(by, key, strict=True) if isinstance(v, (dict, list))), None)
+        if bad is not None:
+            raise ValueError(f"ledger entry {entry.get('call', '?')}: '{bad}' must be a plain value, not "
+                             f"{type(entry[bad]).__name__}.")
         row = groups.setdefault(key, _empty_row(dict(zip(by, key, strict=True))))
         for target in (row, total):
             _add(target, entry)

@@ -178,3 +178,8 @@ def test_entry_point_pipeline(mlx26_exe, subprocess_env):
                           shell=True, capture_output=True, text=True, env=subprocess_env, timeout=120)
     assert proc.returncode == 0 and proc.stderr == ""
     assert proc.stdout.splitlines()[0].startswith("eps,delta,mechanism")
+
+
+def test_noise_refuses_a_value_too_large_for_a_float(run_cli):
+    result = run_cli("dp-mix", "noise", "-", "-e", "1", "-d", "1e-5", "-s", "1", stdin="9" * 400 + "\n")
+    assert result.code == 2 and "line 1" in result.error_lines[0] and "not a finite number" in result.error_lines[0]

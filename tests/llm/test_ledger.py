@@ -139,3 +139,11 @@ def test_cli_budget_ledger_and_summary(run_cli, tmp_path, rules_file):
     by_model = run_cli("llm", "ledger", ledger, "--by", "model", "--format", "json")
     assert json.loads(by_model.stdout)[0]["model"] == "rules-model"
     assert run_cli("llm", "ledger", ledger, "--by", "colour").code == 2
+
+
+@pytest.mark.parametrize(("entry", "needle"), [({"purpose": [1]}, "must be a plain value"),
+                                                ({"prompt_tokens": -5}, "finite and ≥ 0"),
+                                                ({"cost_usd": float("inf")}, "finite and ≥ 0")])
+def test_ledger_summary_refuses_malformed_entries(entry, needle):
+    with pytest.raises(ValueError, match=needle):
+        summarize([entry])

@@ -143,3 +143,17 @@ def test_head_closes_pipe_quietly(mlx26_exe, subprocess_env, tmp_path):
                           executable="/bin/bash", capture_output=True, text=True, env=subprocess_env, timeout=300)
     assert proc.returncode == 0 and proc.stderr == ""
     assert json.loads(proc.stdout)["id"] == 1
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '{"rules": "abc"}', '{"rules": [{"rhs": "_0"}]}', "{bad"])
+def test_malformed_rules_file_is_one_line_input_error(run_cli, tmp_path, text):
+    rules = tmp_path / "rules.json"
+    rules.write_text(text)
+    result = run_cli("simplify", "-", "--rules", rules, stdin="x1+0\n")
+    assert result.code == 2 and result.stdout == "" and "internal error" not in result.stderr
+    assert result.error_lines[0].startswith(f"Error: rules file {rules}")
+
+
+def test_negative_seed_is_a_usage_error_naming_the_option(run_cli):
+    result = run_cli("simplify", "equiv", "x1", "x1", "--seed", "-1")
+    assert result.code == 2 and "'--seed'" in result.stderr
