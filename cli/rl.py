@@ -36,7 +36,7 @@ def data_make(
     noise: Annotated[float, typer.Option("--noise", help="Action noise σ.")] = 0.1,
     steps: Annotated[int, typer.Option("--steps", help="Train transitions (+10% for -val).")] = 100_000,
     episode_length: Annotated[int | None, typer.Option("--episode-length", help="Cut episodes at N steps "
-                                                       "(OGBench manipulation default 1001).")] = None,
+                                                       "(OGBench manipulation default 1001).", min=1)] = None,
     seed: SeedOpt = 0,
     force: ForceOpt = False,
     quiet: QuietOpt = False,

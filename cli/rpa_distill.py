@@ -171,6 +171,8 @@ def build(
     Examples:
       mlx26 rpa-distill record --env synthetic/click-checkboxes -n 3 | mlx26 rpa-distill build - --out fn.py
     """
+    if out == "-":
+        raise UsageError("--out needs a file name: the build summary goes to stdout.")
     check_output(out, force)
     from mlx26.core.rpa_distill import distill
 
@@ -224,6 +226,8 @@ def verify(
     if repair and not (demos and use_fallback):
         raise UsageError("--repair needs --demos FILE and --fallback react.")
     check_output(output, force)
+    if out == "-":
+        raise UsageError("--out needs a file name: the verification records go to stdout.")
     if out:
         check_output(out, force)
     from mlx26.core.rpa_distill import pipeline

@@ -145,7 +145,7 @@ def _parse_either(text: str, core: Any) -> list[str]:
 def equiv(
     a: Annotated[str, typer.Argument(help="First expression (infix).")],
     b: Annotated[str, typer.Argument(help="Second expression (infix).")],
-    points: Annotated[int, typer.Option("--points", help="Points per point set.", min=8)] = 128,
+    points: Annotated[int, typer.Option("--points", help="Points per point set.", min=8, max=1_000_000)] = 128,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the point sets.", min=0)] = 0,
     rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-6,
     domain: Annotated[str, typer.Option("--domain", help="strict: same domain too; intersection: "
@@ -166,6 +166,8 @@ def equiv(
     """
     if domain not in ("strict", "intersection"):
         raise unknown_name("domain", domain, ("strict", "intersection"))
+    if not 0 < rtol < 1:  # also refuses NaN; ≥ 1 would call nearly anything equal
+        raise UsageError(f"--rtol must be in (0, 1), got {rtol}.")
     check_output(output, force)
     from mlx26.core import simplify as core
 
@@ -276,6 +278,8 @@ def bench(
       mlx26 simplify bench --n 20 --timeout 0.5 --format json
     """
     _mode(mode)
+    if not 0 < timeout < 3600:  # also refuses NaN; ≤ 0 would time every SymPy call out and time the failures
+        raise UsageError(f"--timeout must be in (0, 3600) seconds, got {timeout}.")
     check_output(output, force)
     from mlx26.cli._errors import require
 

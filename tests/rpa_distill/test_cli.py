@@ -103,10 +103,12 @@ def test_generated_code_outside_whitelist_is_rejected(run_cli, tmp_path):
     (["record", "--env", "synthetic/click-button", "--agent", "gpt"], "Unknown agent"),
     (["record", "--env", "miniwob/click-button", "--agent", "oracle", "-n", "0"], "-n"),
     (["translate", "-"], "holds no trajectories"),
+    (["build", "-", "--out", "-"], "--out needs a file name"),
 ])
 def test_usage_errors(run_cli, args, needle):
     result = run_cli("rpa-distill", *args, stdin="")
     assert result.code == 2 and needle in result.stderr
+    assert not __import__("pathlib").Path("-").exists()  # never a file literally named "-"
 
 
 def test_verify_refuses_demos_of_another_task_before_running(run_cli, tmp_path):

@@ -157,3 +157,11 @@ def test_malformed_rules_file_is_one_line_input_error(run_cli, tmp_path, text):
 def test_negative_seed_is_a_usage_error_naming_the_option(run_cli):
     result = run_cli("simplify", "equiv", "x1", "x1", "--seed", "-1")
     assert result.code == 2 and "'--seed'" in result.stderr
+
+
+@pytest.mark.parametrize("args", [["equiv", "x1", "x1", "--rtol", "nan"], ["equiv", "x1", "x1", "--rtol", "-1"],
+                                  ["equiv", "x1", "x1+1", "--rtol", "inf"], ["bench", "--n", "2", "--timeout", "-1"],
+                                  ["bench", "--n", "2", "--timeout", "nan"]])
+def test_tolerances_and_timeouts_out_of_range_are_usage_errors(run_cli, args):
+    result = run_cli("simplify", *args)
+    assert result.code == 2 and result.stdout == "" and "must be in (0," in result.error_lines[0]
