@@ -49,8 +49,14 @@ app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
 def _messages(prompt: str | None, system: str | None, messages: str | None) -> list[dict[str, Any]]:
     convo: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    if messages == "-" and prompt == "-":
+        raise UsageError("--messages - and the prompt cannot both read stdin.",
+                         hint="give the prompt as an argument, or the messages as a file")
     if messages:
-        convo += [{"role": r.get("role"), "content": r.get("content")} for r in read_records(messages)]
+        for number, r in enumerate(read_records(messages), 1):
+            if not isinstance(r.get("role"), str) or not isinstance(r.get("content"), str):
+                raise UsageError(f"{messages} message {number}: needs a string 'role' and a string 'content'.")
+            convo.append({"role": r["role"], "content": r["content"]})
     if prompt == "-" or (prompt is None and not messages):
         with open_input("-") as stream:
             prompt = stream.read()

@@ -147,8 +147,11 @@ def _stream(model: Any, segment: str, fmt: OutputFormat) -> None:
 
     if sys.stdin is None or sys.stdin.isatty():
         raise UsageError("nothing piped to stdin.", hint="--stream scores code piped in as it arrives")
+    if fmt not in (OutputFormat.auto, OutputFormat.jsonl):  # one JSON/CSV document needs the whole input
+        raise UsageError(f"--stream writes JSONL, one record a step as it is scored; --format {fmt.value} "
+                         "needs the whole input.", hint="drop --stream for other formats")
     scorer = StreamScorer(model, segment)
-    form = OutputFormat.jsonl if fmt == OutputFormat.auto else fmt
+    form = OutputFormat.jsonl
     raw = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
     lines = (iter(raw.readline, b"") if raw is not None else iter(sys.stdin.readline, ""))
     for line in lines:

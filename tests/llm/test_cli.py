@@ -142,3 +142,14 @@ def test_entry_point_pipeline(mlx26_exe, subprocess_env):
                           shell=True, capture_output=True, text=True, env=subprocess_env, timeout=120)
     assert proc.returncode == 0 and proc.stderr == ""
     assert json.loads(proc.stdout)["text"] == "4"
+
+
+def test_chat_messages_from_stdin_and_prompt_from_stdin_conflict(run_cli, tmp_path):
+    message = '{"role": "user", "content": "hi"}\n'
+    result = run_cli("llm", "chat", "--llm", "scripted:demo", "--messages", "-", "-", stdin=message)
+    assert result.code == 2 and "cannot both read stdin" in result.stderr and result.stdout == ""
+    assert run_cli("llm", "chat", "--llm", "scripted:demo", "--messages", "-", stdin=message).code == 0
+    bad = tmp_path / "m.jsonl"
+    bad.write_text('{"role": "user"}\n')
+    result = run_cli("llm", "chat", "--llm", "scripted:demo", "--messages", bad, "hello")
+    assert result.code == 2 and "message 1: needs a string 'role' and a string 'content'" in result.stderr

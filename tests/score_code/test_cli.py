@@ -264,3 +264,9 @@ def test_entry_point_pipeline(mlx26_exe, subprocess_env):
                           shell=True, capture_output=True, text=True, env=subprocess_env, timeout=120)
     assert proc.returncode == 0 and proc.stderr == ""
     assert proc.stdout.splitlines()[0].startswith("file,unit,start_line")
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "table"])
+def test_stream_refuses_whole_document_formats(run_cli, fmt):
+    result = run_cli("score-code", "score", "-", "--stream", "--format", fmt, stdin="import os\n")
+    assert result.code == 2 and "--stream writes JSONL" in result.error_lines[0] and result.stdout == ""
