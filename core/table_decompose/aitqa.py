@@ -77,6 +77,9 @@ def load_tables(path: str | Path | None = None) -> list[AitqaTable]:
                       and (not row_paths or len(row_paths) == len(data)))
         out.append(AitqaTable(str(raw.get("id", len(out))), LogicalTable(col_paths, row_paths, data, id=raw.get("id", "")),
                               consistent, raw))
+    if not out:  # an empty file would score a perfect edge F1 over zero tables
+        raise ValueError(f"no AITQA tables in {path if path is not None else 'the shipped copy'}.",
+                         "give aitqa_tables.jsonl (one table a line) or its folder")
     return out
 
 

@@ -26,8 +26,11 @@ def evaluate_rows(name: str, *, corpus: str | None = None, max_bytes: int = 262_
     if not text:
         raise ValueError(f"--max-bytes {max_bytes} keeps no whole line of the held-out text.")
     model, tokenizer = load_model(name), load_tokenizer(name)
+    max_pos = int(getattr(model.config, "max_position_embeddings", 0) or 0)
+    if context is not None and (context < 2 or (max_pos and context > max_pos)):
+        raise ValueError(f"--context must be in [2, {max_pos or '…'}] for {name}, got {context}.")
     ctx = context or manifest.get("training", {}).get("context") or DEFAULT_CONTEXT
-    ctx = min(ctx, int(getattr(model.config, "max_position_embeddings", ctx)))
+    ctx = min(ctx, max_pos or ctx)
     result = bits_per_byte(model, tokenizer, text, context=ctx)
     kind = "random-init (timing only)" if manifest.get("random_init") else "model"
     rows = [{"method": name, "kind": kind, "corpus": corpus, "bytes": result["bytes"],

@@ -216,9 +216,12 @@ def test_eval_hitab_folder(run_cli, tmp_path):
     (["--gold-format", "hitb"], "Did you mean 'hitab'?"),
     (["--render", "xlxs"], "Did you mean 'xlsx'?"),
     (["--gold", "/no/such/dir"], "AITQA file not found"),
+    (["--gold", "EMPTY"], "no AITQA tables in"),
 ])
-def test_eval_errors(run_cli, args, needle):
-    result = run_cli("table-decompose", "eval", *args)
+def test_eval_errors(run_cli, tmp_path, args, needle):
+    empty = tmp_path / "aitqa_tables.jsonl"
+    empty.write_text("")
+    result = run_cli("table-decompose", "eval", *[str(empty) if a == "EMPTY" else a for a in args])
     assert result.code == 2 and needle in result.stderr
 
 

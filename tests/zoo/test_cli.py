@@ -127,3 +127,9 @@ def test_cli_module_does_not_import_torch():
     code = "import sys, mlx26.cli.zoo; print('torch' in sys.modules, 'transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout
     assert out.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("context", ["0", "100000"])
+def test_eval_context_out_of_range_is_refused_not_clamped(run_cli, context):
+    result = run_cli("zoo", "eval", "tiny-llama-draft", "--max-bytes", "2048", "--context", context)
+    assert result.code == 2 and "--context must be in [2, 1024]" in result.stderr and result.stdout == ""
