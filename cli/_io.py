@@ -87,6 +87,10 @@ def _load_config(ctx: typer.Context, param: Any, value: str | None) -> str | Non
                 f"unknown key '{key}' in config file {value}." + (f" {suggestion}" if suggestion else ""),
                 hint="valid keys: " + ", ".join(sorted(keys)),
             )
+        param_obj = next(p for p in ctx.command.params if p.name == name)
+        if (getattr(param_obj, "multiple", False) or getattr(param_obj, "nargs", 1) != 1) \
+                and not isinstance(val, list):
+            val = [val]  # `delta: 1e-5` in YAML means a one-item list for a repeatable option
         resolved[name] = val
     ctx.default_map = {**(ctx.default_map or {}), **resolved}
     return value

@@ -183,3 +183,12 @@ def test_entry_point_pipeline(mlx26_exe, subprocess_env):
 def test_noise_refuses_a_value_too_large_for_a_float(run_cli):
     result = run_cli("dp-mix", "noise", "-", "-e", "1", "-d", "1e-5", "-s", "1", stdin="9" * 400 + "\n")
     assert result.code == 2 and "line 1" in result.error_lines[0] and "not a finite number" in result.error_lines[0]
+
+
+def test_yaml_scalar_for_a_list_option_is_a_one_item_list(run_cli, tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("eps: 1\ndelta: 1e-5\n")  # YAML reads 1e-5 as a string, and neither is a list
+    result = run_cli("dp-mix", "compare", "--config", config, "--format", "jsonl")
+    assert result.code == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert rows and {(r["eps"], r["delta"]) for r in rows} == {(1.0, 1e-5)}
