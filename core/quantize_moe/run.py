@@ -76,6 +76,9 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
         if cfg.lowrank == "none":
             summary["ppl_base"] = summary["ppl_quantized"]
     records = [res[p].record | {"record": "projection"} for res in results for p in pipeline.PROJECTIONS]
+    if cfg.match_lqer_rank is not None:  # --rank was not used: each projection's rank was matched
+        summary["rank"] = None
+        summary["ranks_chosen"] = [r.get("rank") for r in records]
     summary["total_extra_bytes"] = sum(r["extra_bytes"] for r in records)
     summary["total_lqer_bytes"] = sum(r["lqer_bytes"] for r in records)
     summary["total_base_bytes"] = sum(r["base_bytes"] for r in records)

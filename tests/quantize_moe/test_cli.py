@@ -275,3 +275,10 @@ def test_terminal_table_is_compact(run_cli):
     # compact columns only (no list-valued cells such as routed_tokens); LQER r=2 total = E·r·(m+n)·2 B summed
     assert "[0," not in result.stdout and "routed" not in result.stdout
     assert str(2 * 2 * (8 * 2 * (384 + 128) + 8 * 2 * (128 + 192))) in result.stdout
+
+
+def test_match_memory_summary_reports_the_chosen_ranks(run_cli):
+    records = _records(run_cli("quantize-moe", "--bits", "3", "--match-memory", "lqer:4", *FAST))
+    summary, projections = records[-1], records[:-1]
+    assert summary["rank"] is None and summary["match_lqer_rank"] == 4
+    assert summary["ranks_chosen"] == [r["rank"] for r in projections]
