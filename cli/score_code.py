@@ -64,6 +64,8 @@ def _sources(inputs: list[str] | None, quiet: bool) -> Iterator[Any]:
     from mlx26.core.score_code import source as src
 
     paths = list(src.iter_paths(inputs or ["-"]))
+    if not paths:  # folders without any *.py: say so rather than print nothing
+        raise UsageError(f"no Python files (*.py) in {', '.join(inputs or [])}.")
     missing = next((p for p in paths if p != "-" and not Path(p).exists()), None)
     if missing is not None:  # validate early: before any record is written
         raise UsageError(f"input file not found: {missing}")

@@ -270,3 +270,9 @@ def test_entry_point_pipeline(mlx26_exe, subprocess_env):
 def test_stream_refuses_whole_document_formats(run_cli, fmt):
     result = run_cli("score-code", "score", "-", "--stream", "--format", fmt, stdin="import os\n")
     assert result.code == 2 and "--stream writes JSONL" in result.error_lines[0] and result.stdout == ""
+
+
+def test_folder_without_python_files_is_an_error_not_silence(run_cli, tmp_path):
+    (tmp_path / "notes.txt").write_text("not code")
+    result = run_cli("score-code", tmp_path)
+    assert result.code == 2 and "no Python files" in result.error_lines[0] and result.stdout == ""
