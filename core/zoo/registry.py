@@ -165,7 +165,13 @@ def load_model(spec: str, *, dtype: Any = None) -> Any:
     except OSError as exc:
         if kind == "hub":
             raise _hub_error(spec, exc) from exc
-        raise RuntimeError(f"cannot load the model in {value}: {exc}") from exc
+        detail = " ".join(str(exc).split())[:200]
+        if kind == "path":  # the user's folder is damaged (bad config.json, missing weights): an input error
+            raise ValueError(f"cannot load the model in {value}: {detail}") from None
+        raise RuntimeError(f"cannot load the model in {value}: {detail}") from exc
+    except ValueError as exc:  # e.g. a config.json with a bad field
+        detail = " ".join(str(exc).split())[:200]
+        raise ValueError(f"cannot load the model in {value}: {detail}") from None
     model.eval()
     return model
 
@@ -198,10 +204,20 @@ def read_manifest(spec: str) -> dict[str, Any]:
         return {"name": spec, "source": "hub"}
     folder = Path(value)
     if (folder / "manifest.json").is_file():
-        return json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        return _json_file(folder / "manifest.json")
+    config = _json_file(folder / "config.json")
     return {"name": folder.name, "architecture": (config.get("architectures") or ["?"])[0],
             "note": "no manifest.json (not trained by mlx26 zoo train)"}
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON ({getattr(exc, 'msg', type(exc).__name__)}).") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a JSON object.")
+    return data
 
 
 def folder_size(path: str | Path) -> int:

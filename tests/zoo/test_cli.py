@@ -133,3 +133,12 @@ def test_cli_module_does_not_import_torch():
 def test_eval_context_out_of_range_is_refused_not_clamped(run_cli, context):
     result = run_cli("zoo", "eval", "tiny-llama-draft", "--max-bytes", "2048", "--context", context)
     assert result.code == 2 and "--context must be in [2, 1024]" in result.stderr and result.stdout == ""
+
+
+def test_damaged_model_folder_is_a_one_line_input_error_naming_the_file(run_cli, tmp_path):
+    (tmp_path / "config.json").write_text("{bad")
+    for args in (["zoo", "info", tmp_path], ["zoo", "eval", tmp_path, "--max-bytes", "2048"]):
+        result = run_cli(*args)
+        assert result.code == 2 and "config.json is not valid JSON" in result.error_lines[0], result.stderr
+    result = run_cli("quantize-moe", "--model", tmp_path)
+    assert result.code == 2 and "cannot load the model in" in result.error_lines[0]
