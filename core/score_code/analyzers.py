@@ -70,7 +70,7 @@ def check_rules(rules: Sequence[str]) -> list[str]:
                                  "give a local rule file or folder, e.g. the shipped rules: --rules "
                                  f"{RULES_DIR}")
             raise ValueError(f"semgrep rule path not found: {rule}")
-        out.append(str(Path(rule)))
+        out.append(str(Path(rule).resolve()))  # semgrep runs inside the staging folder: relative paths would miss
     return out or [str(RULES_DIR)]
 
 
@@ -125,7 +125,15 @@ def run_semgrep(sources: dict[str, str], rules: Sequence[str] = (), timeout: flo
         try:
             data = json.loads(proc.stdout)
         except json.JSONDecodeError as exc:
-            raise RuntimeError(f"semgrep failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}") from exc
+            detail = " ".join(proc.stderr.split())[:300]
+            if proc.returncode == 2 and rules:  # semgrep's "invalid configuration" exit, with the user's rules
+                raise ValueError(f"semgrep could not use --rules {' '.join(rules)} (exit 2)"
+                                 + (f": {detail}" if detail else "."), "give local semgrep YAML rules") from None
+            raise RuntimeError(f"semgrep failed (exit {proc.returncode}): {detail}") from exc
+    fatal = [e for e in data.get("errors", []) if e.get("level") == "error"]
+    if fatal:  # a bad rule set would otherwise label every step 0
+        message = " ".join(str(fatal[0].get("message", fatal[0].get("type", "?"))).split())[:200]
+        raise ValueError(f"semgrep rejected the run: {message}", "check --rules (local semgrep YAML rules)")
     out = []
     for r in data.get("results", []):
         path = r["path"] if os.path.isabs(r["path"]) else str(Path(tmp) / r["path"])

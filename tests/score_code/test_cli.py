@@ -276,3 +276,20 @@ def test_folder_without_python_files_is_an_error_not_silence(run_cli, tmp_path):
     (tmp_path / "notes.txt").write_text("not code")
     result = run_cli("score-code", tmp_path)
     assert result.code == 2 and "no Python files" in result.error_lines[0] and result.stdout == ""
+
+
+def test_semgrep_relative_rules_apply_and_bad_rules_are_refused(run_cli, tmp_path, monkeypatch):
+    from mlx26.core.score_code import analyzers
+
+    if not analyzers.available("semgrep"):
+        pytest.skip("semgrep not installed")
+    import shutil
+
+    shutil.copy(analyzers.RULES_DIR / "python-security.yaml", tmp_path / "mine.yaml")
+    (tmp_path / "bad.yaml").write_text("rules: 5\n")
+    (tmp_path / "v.py").write_text('import os\nos.system("ls " + input())\n')
+    monkeypatch.chdir(tmp_path)  # semgrep runs in a staging folder: a relative --rules path must still resolve
+    rows = _jsonl(run_cli("score-code", "label", "v.py", "--analyzers", "semgrep", "--rules", "mine.yaml"))
+    assert any(r["label"] == 1 for r in rows)
+    bad = run_cli("score-code", "label", "v.py", "--analyzers", "semgrep", "--rules", "bad.yaml")
+    assert bad.code == 2 and "semgrep could not use --rules bad.yaml" in bad.error_lines[0] and bad.stdout == ""
