@@ -359,6 +359,10 @@ def verify_detail(
         raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}.")
     eps, delta, D = float(eps), float(delta), float(sensitivity)
     s1 = sig / D
+    if not 1e-2 <= s1 <= 1e6:  # the grid grows with Δ/σ (1e-3 takes ~100 s) and spans σ·2^40: keep it usable
+        raise ValueError(f"sigma / sensitivity = {s1:.3g} is outside [0.01, 1e6], where the certified check runs "
+                         "in seconds.",
+                         "far below 1 gives no privacy at all, far above gives delta ≈ 0")
     if name == "gaussian":
         d = gaussian_delta(s1, eps, 1.0)
         return Verification(d, D, d, d <= delta, 1)

@@ -49,6 +49,8 @@ def validate_params(eps: float, delta: float, sensitivity: float = 1.0, K: KSpec
         raise ValueError(f"sensitivity must be a number, got {sensitivity!r}.") from None
     if not math.isfinite(sens_f) or sens_f <= 0:
         raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity!r}.")
+    if not 1e-100 <= sens_f <= 1e100:  # σ², (x + Δ)² and the costs must stay finite floats
+        raise ValueError(f"sensitivity must lie in [1e-100, 1e100], got {sensitivity!r}; rescale the data.")
     if K is None or (isinstance(K, str) and K.strip().lower() == "auto"):
         return
     K = _as_int_K(K)

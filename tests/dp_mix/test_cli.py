@@ -192,3 +192,11 @@ def test_yaml_scalar_for_a_list_option_is_a_one_item_list(run_cli, tmp_path):
     assert result.code == 0, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert rows and {(r["eps"], r["delta"]) for r in rows} == {(1.0, 1e-5)}
+
+
+@pytest.mark.parametrize(("args", "needle"), [(["calibrate", "-e", "1", "-d", "1e-5", "-s", "1e300"], "[1e-100, 1e100]"),
+                                              (["verify", "--sigma", "1e300", "-e", "1", "-d", "1e-5"], "[0.01, 1e6]"),
+                                              (["verify", "--sigma", "1e-300", "-e", "1", "-d", "1e-5"], "[0.01, 1e6]")])
+def test_scales_outside_the_certified_range_are_usage_errors(run_cli, args, needle):
+    result = run_cli("dp-mix", *args)
+    assert result.code == 2 and needle in result.error_lines[0] and "Warning" not in result.stderr
