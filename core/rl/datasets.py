@@ -89,10 +89,7 @@ def load(path: str | os.PathLike, *, obs_dim: int | None = None, rescale: bool =
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"dataset not found: {path}", "make one with `mlx26 rl data make … --out D.npz`")
-    try:
-        file = np.load(p, allow_pickle=False)
-    except Exception as exc:  # zipfile / format errors differ by numpy version
-        raise ValueError(f"cannot read {path} as .npz: {' '.join(str(exc).split())}") from exc
+    file = _open_npz(p, path)
     with file:
         missing = [k for k in REQUIRED_KEYS if k not in file.files]
         if missing:
@@ -166,12 +163,26 @@ def relabel_ogbench(path: str | os.PathLike, env, transitions: Transitions) -> T
     return transitions
 
 
+def _open_npz(p: Path, path: str | os.PathLike) -> Any:
+    try:
+        file = np.load(p, allow_pickle=False)
+    except Exception as exc:  # zipfile / format errors differ by numpy version
+        if "pickled" in str(exc):  # numpy's text would suggest the unsafe allow_pickle=True
+            raise ValueError(f"{path} is not an .npz dataset (it holds pickled objects, which are never "
+                             "loaded).") from None
+        raise ValueError(f"cannot read {path} as .npz: {' '.join(str(exc).split())}") from exc
+    if not hasattr(file, "files"):  # a bare .npy array
+        raise ValueError(f"{path} is a single .npy array, not an .npz dataset.",
+                         "make one with `mlx26 rl data make … --out D.npz`")
+    return file
+
+
 def info(path: str | os.PathLike) -> dict[str, Any]:
     """Summary of a dataset file (keys, shapes, episodes, reward/action ranges, metadata)."""
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"dataset not found: {path}")
-    with np.load(p, allow_pickle=False) as file:
+    with _open_npz(p, path) as file:
         keys = {k: list(file[k].shape) for k in file.files if k != "meta"}
         meta = read_meta(file)
         result: dict[str, Any] = {"path": str(p), "label": meta.get("label", "unlabelled"),
@@ -188,6 +199,8 @@ def info(path: str | os.PathLike) -> dict[str, Any]:
             a = np.asarray(file["actions"], np.float64)
             result.update(action_min=float(a.min()), action_max=float(a.max()))
         result["missing_keys"] = [k for k in REQUIRED_KEYS if k not in file.files]
+        # training refuses these; say so here rather than print a row count that is not the whole story
+        result["length_mismatch"] = [k for k in REQUIRED_KEYS if k in keys and keys[k][:1] != [n]]
         result["keys"] = keys
     vp = val_path(p)
     result["val_file"] = str(vp) if vp.is_file() else None

@@ -148,3 +148,15 @@ def test_subprocess_entry_point_streams_jsonl(mlx26_exe, subprocess_env, tmp_pat
                           capture_output=True, text=True, env=subprocess_env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.splitlines()[-1])["phase"] == "eval"
+
+
+def test_data_info_flags_length_mismatch_and_refuses_non_npz(run_cli, tmp_path):
+    import numpy as np
+
+    np.savez(tmp_path / "mis.npz", observations=np.zeros((12, 3)), actions=np.zeros((3, 1)),
+             next_observations=np.zeros((12, 3)), rewards=np.zeros(12), masks=np.ones(12), terminals=np.zeros(12))
+    info = json.loads(run_cli("rl", "data", "info", tmp_path / "mis.npz", "--format", "json").stdout)
+    assert info["rows"] == 3 and "observations" in info["length_mismatch"]
+    (tmp_path / "junk.npz").write_bytes(bytes(range(256)) * 8)
+    result = run_cli("rl", "data", "info", tmp_path / "junk.npz")
+    assert result.code == 2 and "allow_pickle" not in result.stderr
