@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.files import replacement_mode
+
 NAME = "checkpoint.pt"
 
 
@@ -46,9 +48,7 @@ def save(out: str | os.PathLike, state: dict[str, Any]) -> Path:
     os.close(fd)
     try:
         torch.save(state, tmp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
+        os.chmod(tmp, replacement_mode(target))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

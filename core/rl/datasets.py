@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from mlx26.core.common.files import replacement_mode
 
 LABEL = "local-oracle-v0"
 REQUIRED_KEYS = ("observations", "actions", "terminals", "next_observations", "rewards", "masks")
@@ -43,17 +44,11 @@ def save(path: str | os.PathLike, arrays: dict[str, np.ndarray], meta: dict[str,
     os.close(fd)
     try:
         np.savez(tmp, **{**arrays, "meta": np.array(json.dumps(meta))})  # type: ignore[arg-type]
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, replacement_mode(target))
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def read_meta(file) -> dict[str, Any]:
