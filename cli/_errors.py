@@ -10,15 +10,22 @@ Only the standard library is imported here: this module is on the ``--help`` pat
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from collections.abc import Iterable
 
-EXIT_OK = 0
-EXIT_RUNTIME = 1
-EXIT_USAGE = 2
-EXIT_BACKEND = 3
+from mlx26.core.common.errors import (  # noqa: F401  (re-exported for the cli modules)
+    EXIT_BACKEND,
+    EXIT_OK,
+    EXIT_RUNTIME,
+    EXIT_USAGE,
+    BackendMissing,
+    InputError,
+    Mlx26Error,
+    RunFailure,
+    did_you_mean,
+    unknown_name,
+)
 
 # Optional module → the extra that installs it; used to turn ImportError into exit 3 + hint.
 EXTRA_FOR_MODULE = {
@@ -46,49 +53,10 @@ EXTRA_FOR_MODULE = {
 }
 
 
-class Mlx26Error(Exception):
-    """An error with a one-line message, an optional hint and an exit code."""
-
-    exit_code = EXIT_RUNTIME
-
-    def __init__(self, message: str, hint: str | None = None, exit_code: int | None = None):
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        if exit_code is not None:
-            self.exit_code = exit_code
-
-
-class UsageError(Mlx26Error):
-    """Bad option, unreadable or malformed input, value out of range (exit 2)."""
-
-    exit_code = EXIT_USAGE
-
-
-class RuntimeFailure(Mlx26Error):
-    """Bad data found while running, a solver that did not converge (exit 1)."""
-
-    exit_code = EXIT_RUNTIME
-
-
-class BackendMissing(Mlx26Error):
-    """A requested backend, device or optional extra is not installed (exit 3)."""
-
-    exit_code = EXIT_BACKEND
-
-
-def did_you_mean(name: str, choices: Iterable[str]) -> str | None:
-    """Return "Did you mean 'x'?" for the closest choice, or None."""
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    return f"Did you mean '{close[0]}'?" if close else None
-
-
-def unknown_name(kind: str, name: str, choices: Iterable[str]) -> UsageError:
-    """``Unknown <kind> 'name'. Did you mean …?`` with the valid names as a hint."""
-    choices = sorted(choices)
-    suggestion = did_you_mean(name, choices)
-    message = f"Unknown {kind} '{name}'." + (f" {suggestion}" if suggestion else "")
-    return UsageError(message, hint="choose one of: " + ", ".join(choices))
+# The error classes live in core/common so cores can raise them without importing the CLI;
+# UsageError and RuntimeFailure are the CLI's historical names for the same classes.
+UsageError = InputError
+RuntimeFailure = RunFailure
 
 
 def require(module: str, extra: str | None = None):
@@ -163,6 +131,10 @@ def handle(exc: BaseException, command_names: Iterable[str] = ()) -> int:
         report(exc.format_message(), _parse_error_hint(exc, command_names))  # type: ignore[attr-defined]
         return int(exc.exit_code)  # type: ignore[attr-defined]
     if isinstance(exc, ModuleNotFoundError) and exc.name:
+        if exc.name.split(".")[0] == "mlx26":  # our own module missing: a broken install, not a missing extra
+            report(f"internal error: mlx26 module '{exc.name}' is missing from this installation",
+                   "reinstall mlx26 and please report it (MLX26_DEBUG=1 shows the traceback)")
+            return EXIT_RUNTIME
         err = missing_extra(exc.name.split(".")[0], exc=exc)
         report(err.message, err.hint)
         return err.exit_code
@@ -180,16 +152,8 @@ def handle(exc: BaseException, command_names: Iterable[str] = ()) -> int:
         report(f"text cannot be written as {exc.encoding} (character {exc.object[exc.start:exc.start + 1]!r} "
                f"at offset {exc.start})", "the input holds bytes that are not valid text")
         return EXIT_USAGE
-    if isinstance(exc, ValueError):
-        # Core modules raise ValueError(message[, hint]) for invalid parameters: they never
-        # import the CLI, so this is how a core states a usage error.
-        args = [str(a) for a in exc.args]
-        report(args[0] if args else type(exc).__name__, args[1] if len(args) > 1 else None)
-        return EXIT_USAGE
-    if isinstance(exc, (ArithmeticError, RuntimeError)) and not isinstance(exc, NotImplementedError):
-        # ... and RuntimeError/ArithmeticError for failures found while running (exit 1).
-        report(f"{exc}")
-        return EXIT_RUNTIME
+    # Anything else — a bare ValueError or RuntimeError from numpy, torch or our own code — is a bug:
+    # cores state bad input as InputError and failures as RunFailure (core/common/errors.py).
     report(f"internal error: {type(exc).__name__}: {exc}",
-           "rerun with MLX26_DEBUG=1 for the traceback and report it")
+           "please report it; MLX26_DEBUG=1 shows the traceback")
     return EXIT_RUNTIME

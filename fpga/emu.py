@@ -22,6 +22,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError, RunFailure
+
 HLS_DIR = Path(__file__).resolve().parent / "hls"
 SOURCES = ("page_minmax.cpp", "page_score.cpp", "topk_select.cpp", "gather_rows.cpp")
 HEADERS = ("hls_shim.h",)
@@ -151,10 +153,10 @@ class EmuKernels:
         scores = np.ascontiguousarray(scores, dtype=np.float32)
         rows, n = scores.shape
         if not 1 <= k <= min(n, MAX_TOPK):
-            raise ValueError(f"HLS top-k needs 1 ≤ k ≤ min(n, {MAX_TOPK}); got k={k}, n={n}.")
+            raise InputError(f"HLS top-k needs 1 ≤ k ≤ min(n, {MAX_TOPK}); got k={k}, n={n}.")
         out = np.empty((rows, k), np.int32)
         if self._lib.topk_select(self._f(scores), rows, n, k, self._i(out)) != 0:
-            raise RuntimeError("topk_select kernel rejected its arguments")
+            raise RunFailure("topk_select kernel rejected its arguments")
         return out
 
     def gather(self, src: Any, idx: Any) -> Any:
@@ -166,13 +168,13 @@ class EmuKernels:
         rows, n, width = src.shape
         dst = np.empty((rows, idx.shape[1], width), np.float32)
         if self._lib.gather_rows(self._f(src), rows, n, width, self._i(idx), idx.shape[1], self._f(dst)) != 0:
-            raise RuntimeError("gather_rows kernel found an index out of range")
+            raise RunFailure("gather_rows kernel found an index out of range")
         return dst
 
 
 def _check_dim(dim: int) -> None:
     if dim > MAX_DIM:
-        raise ValueError(f"the HLS kernels hold at most {MAX_DIM} values per row in registers; got {dim}.")
+        raise InputError(f"the HLS kernels hold at most {MAX_DIM} values per row in registers; got {dim}.")
 
 
 _KERNELS: EmuKernels | None = None

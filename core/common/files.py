@@ -11,6 +11,8 @@ import os
 import stat
 from pathlib import Path
 
+from mlx26.core.common.errors import InputError
+
 
 def umask() -> int:
     mask = os.umask(0o022)
@@ -31,12 +33,12 @@ def check_creatable_folder(path: str | os.PathLike[str]) -> None:
     p = Path(path).expanduser()
     if p.exists():
         if not p.is_dir():
-            raise ValueError(f"{path} exists and is not a directory.")
+            raise InputError(f"{path} exists and is not a directory.")
         return
     ancestor = p.absolute().parent
     while not ancestor.exists():
         ancestor = ancestor.parent
     if not ancestor.is_dir():
-        raise ValueError(f"cannot create {path}: {ancestor} is a file, not a folder.")
+        raise InputError(f"cannot create {path}: {ancestor} is a file, not a folder.")
     if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise ValueError(f"cannot create {path}: {ancestor} is not writable.")
+        raise InputError(f"cannot create {path}: {ancestor} is not writable.")

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from mlx26.core.common.errors import InputError
+
 ENV_VAR = "MLX26_THREADS"
 
 
@@ -21,9 +23,9 @@ def torch_threads() -> int | None:
         try:
             value = int(raw)
         except ValueError:
-            raise ValueError(f"{ENV_VAR} must be a positive integer, not '{raw}'.") from None
+            raise InputError(f"{ENV_VAR} must be a positive integer, not '{raw}'.") from None
         if value < 1:
-            raise ValueError(f"{ENV_VAR} must be a positive integer, not '{raw}'.")
+            raise InputError(f"{ENV_VAR} must be a positive integer, not '{raw}'.")
         return value
     return 1 if (os.cpu_count() or 1) <= 2 else None
 

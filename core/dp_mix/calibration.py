@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from mlx26.core.common.errors import InputError, RunFailure
 from scipy.interpolate import RectBivariateSpline
 from scipy.optimize import brentq
 
@@ -115,7 +116,7 @@ class Mechanism:
 def _check_mechanism(mechanism: str) -> str:
     name = str(mechanism).strip().lower()
     if name not in MECHANISMS:
-        raise ValueError(
+        raise InputError(
             f"unknown mechanism {mechanism!r}; expected one of {', '.join(MECHANISMS)}."
         )
     return name
@@ -195,7 +196,7 @@ def _calibrate_mixture(
             ua, fa, u = u0, fu, u0
             while True:
                 if step > 1e3:
-                    raise RuntimeError("calibration failed to bracket sigma (delta(sigma) never fell below delta).")
+                    raise RunFailure("calibration failed to bracket sigma (delta(sigma) never fell below delta).")
                 u = u + step
                 fu = f(u)
                 if fu <= 0:
@@ -236,7 +237,7 @@ def _calibrate_mixture(
             ub += 2.0 * SIGMA_RTOL * 2.0**n_nudge
             n_nudge += 1
             search = False
-    raise RuntimeError(f"calibration did not converge after {MAX_ROUNDS} certification rounds.")
+    raise RunFailure(f"calibration did not converge after {MAX_ROUNDS} certification rounds.")
 
 
 class _Accept(Exception):
@@ -354,13 +355,13 @@ def verify_detail(
     try:
         sig = float(sigma)
     except (TypeError, ValueError):
-        raise ValueError(f"sigma must be a number, got {sigma!r}.") from None
+        raise InputError(f"sigma must be a number, got {sigma!r}.") from None
     if not math.isfinite(sig) or sig <= 0:
-        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}.")
+        raise InputError(f"sigma must be a finite number > 0, got {sigma!r}.")
     eps, delta, D = float(eps), float(delta), float(sensitivity)
     s1 = sig / D
     if not 1e-2 <= s1 <= 1e6:  # the grid grows with Δ/σ (1e-3 takes ~100 s) and spans σ·2^40: keep it usable
-        raise ValueError(f"sigma / sensitivity = {s1:.3g} is outside [0.01, 1e6], where the certified check runs "
+        raise InputError(f"sigma / sensitivity = {s1:.3g} is outside [0.01, 1e6], where the certified check runs "
                          "in seconds.",
                          "far below 1 gives no privacy at all, far above gives delta ≈ 0")
     if name == "gaussian":

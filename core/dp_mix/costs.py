@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 from scipy.special import ndtr
 
 from .gaussian import gaussian_costs
@@ -37,10 +38,10 @@ def mechanism_costs(name: str, sigma: float, eps: float, sensitivity: float = 1.
     """(l1, l2) = (E|Z|, E Z^2) for ``name`` in {multi, quasi, gaussian}."""
     if name == "multi":
         if K is None:
-            raise ValueError("multi-Gaussian costs need K.")
+            raise InputError("multi-Gaussian costs need K.")
         return multi_costs(sigma, eps, K, sensitivity)
     if name == "quasi":
         return quasi_costs(sigma, eps, sensitivity)
     if name == "gaussian":
         return gaussian_costs(sigma)
-    raise ValueError(f"unknown mechanism {name!r}; expected one of multi, quasi, gaussian.")
+    raise InputError(f"unknown mechanism {name!r}; expected one of multi, quasi, gaussian.")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 
 from .calibration import _check_mechanism
 from .gaussian import gaussian_delta
@@ -73,11 +74,11 @@ def crosscheck_dp_accounting(
     """
     name = _check_mechanism(mechanism)
     if name == "multi" and (K is None or (isinstance(K, str) and K.strip().lower() == "auto")) and delta is None:
-        raise ValueError("the multi-Gaussian cross-check needs K or delta (K auto depends on delta).")
+        raise InputError("the multi-Gaussian cross-check needs K or delta (K auto depends on delta).")
     validate_params(eps, 0.5 if delta is None else delta, sensitivity, K if name == "multi" else None)
     sig = float(sigma)
     if not math.isfinite(sig) or sig <= 0:
-        raise ValueError(f"sigma must be a finite number > 0, got {sigma!r}.")
+        raise InputError(f"sigma must be a finite number > 0, got {sigma!r}.")
     pld_mod, plm = _import_dp_accounting()
     eps, D = float(eps), float(sensitivity)
     rows = []

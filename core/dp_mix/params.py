@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import numbers
 
+from mlx26.core.common.errors import InputError
+
 #: Share of delta that the truncated boundary mass of the multi-Gaussian lattice may use.
 AUTO_K_ETA = 1e-3
 #: Upper cap of the automatic K (keeps the mixture at most 2*cap+1 components).
@@ -27,35 +29,35 @@ def validate_params(eps: float, delta: float, sensitivity: float = 1.0, K: KSpec
     try:
         eps_f = float(eps)
     except (TypeError, ValueError):
-        raise ValueError(f"epsilon must be a number, got {eps!r}.") from None
+        raise InputError(f"epsilon must be a number, got {eps!r}.") from None
     if not math.isfinite(eps_f) or eps_f <= 0:
-        raise ValueError(f"epsilon must be a finite number > 0, got {eps!r}. Hint: typical values are 0.1 to 10.")
+        raise InputError(f"epsilon must be a finite number > 0, got {eps!r}. Hint: typical values are 0.1 to 10.")
     try:
         delta_f = float(delta)
     except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number, got {delta!r}.") from None
+        raise InputError(f"delta must be a number, got {delta!r}.") from None
     if delta_f == 0:
-        raise ValueError(
+        raise InputError(
             "delta must be > 0: a mixture of Gaussians (or a Gaussian) cannot give pure "
             "epsilon-DP (delta = 0). Hint: use the Laplace or staircase mechanism for pure DP."
         )
     if not math.isfinite(delta_f) or not 0 < delta_f < 1:
-        raise ValueError(
+        raise InputError(
             f"delta must lie in the open interval (0, 1), got {delta!r}. Hint: typical values are 1e-3 to 1e-9."
         )
     try:
         sens_f = float(sensitivity)
     except (TypeError, ValueError):
-        raise ValueError(f"sensitivity must be a number, got {sensitivity!r}.") from None
+        raise InputError(f"sensitivity must be a number, got {sensitivity!r}.") from None
     if not math.isfinite(sens_f) or sens_f <= 0:
-        raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity!r}.")
+        raise InputError(f"sensitivity must be a finite number > 0, got {sensitivity!r}.")
     if not 1e-100 <= sens_f <= 1e100:  # σ², (x + Δ)² and the costs must stay finite floats
-        raise ValueError(f"sensitivity must lie in [1e-100, 1e100], got {sensitivity!r}; rescale the data.")
+        raise InputError(f"sensitivity must lie in [1e-100, 1e100], got {sensitivity!r}; rescale the data.")
     if K is None or (isinstance(K, str) and K.strip().lower() == "auto"):
         return
     K = _as_int_K(K)
     if K < 1:
-        raise ValueError(
+        raise InputError(
             f"K must be >= 1 (number of lattice components per side), got {K}. "
             "Hint: use 'auto' to choose K from (eps, delta)."
         )
@@ -66,11 +68,11 @@ def _as_int_K(K: object) -> int:
         try:
             return int(K.strip())
         except ValueError:
-            raise ValueError(f"K must be a positive integer or 'auto', got {K!r}.") from None
+            raise InputError(f"K must be a positive integer or 'auto', got {K!r}.") from None
     if isinstance(K, float) and K.is_integer():
         return int(K)
     if isinstance(K, bool) or not isinstance(K, numbers.Integral):
-        raise ValueError(f"K must be a positive integer or 'auto', got {K!r}.")
+        raise InputError(f"K must be a positive integer or 'auto', got {K!r}.")
     return int(K)
 
 

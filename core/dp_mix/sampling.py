@@ -15,6 +15,7 @@ import numbers
 import secrets
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 
 from .calibration import Mechanism
 from .mixture import multi_log_weights
@@ -28,7 +29,7 @@ def secure_rng() -> np.random.Generator:
 
 def _check_n(n: object) -> int:
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 0:
-        raise ValueError(f"n must be a non-negative integer, got {n!r}.")
+        raise InputError(f"n must be a non-negative integer, got {n!r}.")
     return int(n)
 
 
@@ -47,13 +48,13 @@ def sample(mech: Mechanism, n: int, rng: np.random.Generator) -> np.ndarray:
     """
     n = _check_n(n)
     if not isinstance(rng, np.random.Generator):
-        raise ValueError("rng must be a numpy.random.Generator (see secure_rng()).")
+        raise InputError("rng must be a numpy.random.Generator (see secure_rng()).")
     if mech.name == "gaussian":
         return mech.sigma * rng.standard_normal(n)
     if mech.name == "multi":
         if mech.K is None:
-            raise ValueError("a multi-Gaussian mechanism needs K.")
+            raise InputError("a multi-Gaussian mechanism needs K.")
         return sample_multi(mech.sigma, mech.eps, mech.K, mech.sensitivity, n, rng)
     if mech.name == "quasi":
         return sample_quasi(mech.sigma, mech.eps, mech.sensitivity, n, rng)
-    raise ValueError(f"cannot sample mechanism {mech.name!r}; expected multi, quasi or gaussian.")
+    raise InputError(f"cannot sample mechanism {mech.name!r}; expected multi, quasi or gaussian.")

@@ -21,6 +21,8 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from mlx26.core.common.errors import InputError
+
 FAULT_MODES = ("429", "500", "malformed", "slow", "cut", "length")
 
 
@@ -38,13 +40,13 @@ class FaultPlan:
         self.modes = tuple(self.modes)
         bad = [m for m in self.modes if m not in FAULT_MODES]
         if bad:
-            raise ValueError(f"Unknown fault mode '{bad[0]}'.", "choose one of: " + ", ".join(FAULT_MODES))
+            raise InputError(f"Unknown fault mode '{bad[0]}'.", "choose one of: " + ", ".join(FAULT_MODES))
         if self.count < 0:
-            raise ValueError(f"fault count must be ≥ 0, got {self.count}.")
+            raise InputError(f"fault count must be ≥ 0, got {self.count}.")
         if not self.retry_after >= 0 or not self.slow_s >= 0:
-            raise ValueError("retry-after and slow seconds must be ≥ 0.")
+            raise InputError("retry-after and slow seconds must be ≥ 0.")
         if self.length_tokens < 1:
-            raise ValueError(f"length tokens must be ≥ 1, got {self.length_tokens}.")
+            raise InputError(f"length tokens must be ≥ 1, got {self.length_tokens}.")
 
     def next(self) -> str | None:
         """The fault for the next generation request, or None to serve it normally."""

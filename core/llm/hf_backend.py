@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.llm.base import Backend
 from mlx26.core.llm.tokens import cut_at_stop, render_plain
 from mlx26.core.llm.types import Capabilities, ChatRequest, ChatResult, Choice, TokenCallback, Usage
@@ -108,7 +109,7 @@ class HFBackend(Backend):
         budget = params.max_tokens
         if self.max_context:
             if len(prompt) >= self.max_context:
-                raise ValueError(f"the prompt has {len(prompt)} tokens; {self.model} has a context of "
+                raise InputError(f"the prompt has {len(prompt)} tokens; {self.model} has a context of "
                                  f"{self.max_context}.", "shorten the prompt")
             budget = min(budget, self.max_context - len(prompt))
         seed = params.seed if params.seed is not None else secrets.randbits(63)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.llm.base import Backend, Wrapper
 from mlx26.core.llm.recording import CallWriter
 from mlx26.core.llm.types import BudgetExceeded, ChatRequest, ChatResult, TokenCallback
@@ -48,7 +49,7 @@ class PriceTable:
             return cls()
         p = Path(path)
         if not p.is_file():
-            raise ValueError(f"price table not found: {path}")
+            raise InputError(f"price table not found: {path}")
         try:
             if p.suffix.lower() in (".yaml", ".yml"):
                 import yaml
@@ -57,20 +58,20 @@ class PriceTable:
             else:
                 data = json.loads(p.read_text(encoding="utf-8"))
         except Exception as exc:  # json and yaml raise different types; both mean a malformed file
-            raise ValueError(f"cannot parse price table {path}: {' '.join(str(exc).split())}") from None
+            raise InputError(f"cannot parse price table {path}: {' '.join(str(exc).split())}") from None
         return cls.from_mapping(data, path)
 
     @classmethod
     def from_mapping(cls, data: Any, name: str = "price table") -> PriceTable:
         if not isinstance(data, Mapping):
-            raise ValueError(f"{name}: expected a mapping MODEL -> {{prompt, completion}} (USD per 1M tokens).")
+            raise InputError(f"{name}: expected a mapping MODEL -> {{prompt, completion}} (USD per 1M tokens).")
         prices = {}
         for model, entry in data.items():
             if not isinstance(entry, Mapping) or set(entry) - set(PRICE_KEYS):
-                raise ValueError(f"{name}: '{model}' must map to {{\"prompt\": USD, \"completion\": USD}} per 1M tokens.")
+                raise InputError(f"{name}: '{model}' must map to {{\"prompt\": USD, \"completion\": USD}} per 1M tokens.")
             values = [entry.get(k, 0.0) for k in PRICE_KEYS]
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in values):
-                raise ValueError(f"{name}: prices of '{model}' must be non-negative numbers.")
+                raise InputError(f"{name}: prices of '{model}' must be non-negative numbers.")
             prices[str(model)] = (float(values[0]), float(values[1]))
         return cls(prices)
 
@@ -92,9 +93,9 @@ def read_ledger(path: str) -> list[dict[str, Any]]:
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{path} line {number}: invalid JSON ({exc.msg}).") from None
+                raise InputError(f"{path} line {number}: invalid JSON ({exc.msg}).") from None
             if not isinstance(entry, dict):
-                raise ValueError(f"{path} line {number}: not a ledger entry.")
+                raise InputError(f"{path} line {number}: not a ledger entry.")
             entries.append(entry)
     return entries
 
@@ -102,9 +103,9 @@ def read_ledger(path: str) -> list[dict[str, Any]]:
 def _num(entry: Mapping[str, Any], key: str) -> float:
     value = entry.get(key, 0) or 0
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        raise ValueError(f"ledger entry {entry.get('call', '?')}: '{key}' is not a number.")
+        raise InputError(f"ledger entry {entry.get('call', '?')}: '{key}' is not a number.")
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"ledger entry {entry.get('call', '?')}: '{key}' is {value}; tokens and costs are "
+        raise InputError(f"ledger entry {entry.get('call', '?')}: '{key}' is {value}; tokens and costs are "
                          "finite and ≥ 0.")
     return value
 
@@ -116,7 +117,7 @@ class Ledger:
                  budget_usd: float | None = None, budget_tokens: int | None = None):
         for name, value in (("budget_usd", budget_usd), ("budget_tokens", budget_tokens)):
             if value is not None and not value >= 0:
-                raise ValueError(f"{name} must be non-negative, got {value}.")
+                raise InputError(f"{name} must be non-negative, got {value}.")
         self.path = path
         self.prices = prices or PriceTable()
         self.budget_usd = budget_usd
@@ -246,7 +247,7 @@ def summarize(entries: Iterable[Mapping[str, Any]], by: Iterable[str] = ("purpos
         key = tuple(entry.get(k, "") for k in by)
         bad = next((k for k, v in zip(by, key, strict=True) if isinstance(v, (dict, list))), None)
         if bad is not None:
-            raise ValueError(f"ledger entry {entry.get('call', '?')}: '{bad}' must be a plain value, not "
+            raise InputError(f"ledger entry {entry.get('call', '?')}: '{bad}' must be a plain value, not "
                              f"{type(entry[bad]).__name__}.")
         row = groups.setdefault(key, _empty_row(dict(zip(by, key, strict=True))))
         for target in (row, total):

@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.llm.base import Backend
 from mlx26.core.llm.tokens import estimate_prompt_tokens, estimate_tokens
 from mlx26.core.llm.types import Capabilities, ChatRequest, ChatResult, Choice, LLMError, TokenCallback, Usage
@@ -42,7 +43,7 @@ def _env_number(name: str, default: float, kind: type = float) -> Any:
     try:
         return kind(raw)
     except ValueError:
-        raise ValueError(f"{name} must be a number, not '{raw}'.") from None
+        raise InputError(f"{name} must be a number, not '{raw}'.") from None
 
 
 def retry_after_seconds(headers: Any, now: float | None = None) -> float | None:
@@ -92,15 +93,15 @@ class OpenAIBackend(Backend):
 
         base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_URL).rstrip("/")
         if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"openai backend URL must start with http:// or https://, got '{base_url}'.",
+            raise InputError(f"openai backend URL must start with http:// or https://, got '{base_url}'.",
                              "e.g. --llm openai:http://127.0.0.1:8000/v1#MODEL")
         self.base_url = base_url
         self.timeout = float(timeout if timeout is not None else _env_number("MLX26_LLM_TIMEOUT", 60.0))
         self.max_retries = int(max_retries if max_retries is not None else _env_number("MLX26_LLM_RETRIES", 3, int))
         if not self.timeout > 0:
-            raise ValueError(f"timeout must be positive, got {self.timeout}.")
+            raise InputError(f"timeout must be positive, got {self.timeout}.")
         if self.max_retries < 0:
-            raise ValueError(f"retries must be ≥ 0, got {self.max_retries}.")
+            raise InputError(f"retries must be ≥ 0, got {self.max_retries}.")
         self.backoff_s = backoff_s
         self.max_retry_wait = max_retry_wait
         headers = {"Accept": "application/json"}
@@ -119,7 +120,7 @@ class OpenAIBackend(Backend):
     def _api_key(api_key_env: str | None) -> str | None:
         if api_key_env:
             if api_key_env not in os.environ:
-                raise ValueError(f"environment variable {api_key_env} (the API key) is not set.")
+                raise InputError(f"environment variable {api_key_env} (the API key) is not set.")
             return os.environ[api_key_env]
         return next((os.environ[v] for v in KEY_VARS if os.environ.get(v)), None)
 
@@ -190,7 +191,7 @@ class OpenAIBackend(Backend):
         if not self.model:
             models = self.list_models()
             if len(models) != 1:
-                raise ValueError(f"{self.base_url} serves {len(models)} models ({', '.join(models) or 'none'}).",
+                raise InputError(f"{self.base_url} serves {len(models)} models ({', '.join(models) or 'none'}).",
                                  "name one: openai:URL#MODEL")
             self.model = models[0]
             self.label = f"openai:{self.base_url}#{self.model}"

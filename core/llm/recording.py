@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.llm.base import Backend, Wrapper
 from mlx26.core.llm.tokens import pieces
 from mlx26.core.llm.types import Capabilities, ChatRequest, ChatResult, LLMError, TokenCallback
@@ -31,7 +32,7 @@ def read_calls(path: str) -> list[dict[str, Any]]:
     """The records of a call file; ValueError naming the line of a malformed one."""
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"call file not found: {path}", "record one first with record:FILE=SPEC")
+        raise InputError(f"call file not found: {path}", "record one first with record:FILE=SPEC")
     records = []
     with open(p, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
@@ -43,7 +44,7 @@ def read_calls(path: str) -> list[dict[str, Any]]:
                 if not isinstance(record["key"], str) or not isinstance(record["model"], str):
                     raise TypeError("key and model must be strings")
             except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path} line {number}: not a recorded call ({exc}).") from None
+                raise InputError(f"{path} line {number}: not a recorded call ({exc}).") from None
             records.append(record)
     return records
 
@@ -54,9 +55,9 @@ class CallWriter:
     def __init__(self, path: str):
         p = Path(path)
         if p.is_dir():
-            raise ValueError(f"call file is a directory: {path}")
+            raise InputError(f"call file is a directory: {path}")
         if not p.parent.exists():
-            raise ValueError(f"directory does not exist for call file: {path}")
+            raise InputError(f"directory does not exist for call file: {path}")
         self.path = p
         self._lock = threading.Lock()
 
@@ -99,11 +100,11 @@ class ReplayBackend(Backend):
         models = sorted({r["model"] for r in records})
         if model is None:
             if len(models) != 1:
-                raise ValueError(f"{path} holds calls to {len(models)} models ({', '.join(models) or 'none'}).",
+                raise InputError(f"{path} holds calls to {len(models)} models ({', '.join(models) or 'none'}).",
                                  "choose one with replay:FILE#MODEL")
             model = models[0]
         elif model not in models:
-            raise ValueError(f"{path} has no calls to model '{model}'.", "recorded models: " + ", ".join(models))
+            raise InputError(f"{path} has no calls to model '{model}'.", "recorded models: " + ", ".join(models))
         super().__init__(model, f"replay:{path}#{model}")
         self.path = path
         self._results: dict[str, list[tuple[str, ChatResult]]] = defaultdict(list)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.llm.base import Backend
 from mlx26.core.llm.tokens import (
     cut_at_stop,
@@ -57,31 +58,31 @@ def _parse_rules(data: Any, name: str) -> tuple[list[Rule], str | None]:
     if isinstance(data, dict):
         unknown = set(data) - {"model", "rules"}
         if unknown:
-            raise ValueError(f"{name}: unknown top-level key(s) {', '.join(sorted(unknown))}.",
+            raise InputError(f"{name}: unknown top-level key(s) {', '.join(sorted(unknown))}.",
                              "use a list of rules or {\"model\": …, \"rules\": [...]}")
         model = data.get("model")
         data = data.get("rules")
     if not isinstance(data, list) or not data:
-        raise ValueError(f"{name}: expected a non-empty list of rules.")
+        raise InputError(f"{name}: expected a non-empty list of rules.")
     rules = []
     for i, raw in enumerate(data, 1):
         if not isinstance(raw, dict) or "match" not in raw:
-            raise ValueError(f"{name} rule {i}: needs a 'match' regex and a 'reply'.")
+            raise InputError(f"{name} rule {i}: needs a 'match' regex and a 'reply'.")
         unknown = set(raw) - RULE_KEYS
         if unknown:
-            raise ValueError(f"{name} rule {i}: unknown key(s) {', '.join(sorted(unknown))}.",
+            raise InputError(f"{name} rule {i}: unknown key(s) {', '.join(sorted(unknown))}.",
                              "valid keys: " + ", ".join(sorted(RULE_KEYS)))
         replies = raw.get("replies", [raw["reply"]] if "reply" in raw else None)
         if not isinstance(replies, list) or not replies or not all(isinstance(r, str) for r in replies):
-            raise ValueError(f"{name} rule {i}: 'reply' must be a string ('replies' a non-empty list of strings).")
+            raise InputError(f"{name} rule {i}: 'reply' must be a string ('replies' a non-empty list of strings).")
         on = raw.get("on", "last_user")
         if on not in TARGETS:
-            raise ValueError(f"{name} rule {i}: 'on' must be one of {', '.join(TARGETS)}, not {on!r}.")
+            raise InputError(f"{name} rule {i}: 'on' must be one of {', '.join(TARGETS)}, not {on!r}.")
         flags = re.DOTALL | (re.IGNORECASE if "i" in str(raw.get("flags", "")) else 0)
         try:
             pattern = re.compile(str(raw["match"]), flags)
         except re.error as exc:
-            raise ValueError(f"{name} rule {i}: invalid regex {raw['match']!r} ({exc}).") from None
+            raise InputError(f"{name} rule {i}: invalid regex {raw['match']!r} ({exc}).") from None
         rules.append(Rule(pattern, replies, on, str(raw.get("finish_reason", "stop"))))
     return rules, model
 
@@ -92,7 +93,7 @@ def load_rules(path: str) -> tuple[list[Rule], str | None, str]:
     if not p.is_file() and path in BUILTIN_RULES:
         p = BUILTIN_RULES[path]
     if not p.is_file():
-        raise ValueError(f"scripted rules file not found: {path}",
+        raise InputError(f"scripted rules file not found: {path}",
                          "give a JSON/JSONL/YAML rules file, or use scripted:demo")
     text = p.read_text(encoding="utf-8")
     try:
@@ -105,7 +106,7 @@ def load_rules(path: str) -> tuple[list[Rule], str | None, str]:
         else:
             data = json.loads(text)
     except Exception as exc:  # json and yaml raise different types; both mean a malformed file
-        raise ValueError(f"cannot parse scripted rules {path}: {' '.join(str(exc).split())}") from None
+        raise InputError(f"cannot parse scripted rules {path}: {' '.join(str(exc).split())}") from None
     rules, model = _parse_rules(data, path)
     return rules, model, path
 

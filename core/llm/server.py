@@ -25,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from mlx26.core._version import __version__
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.llm.base import Backend
 from mlx26.core.llm.faults import FaultPlan
 from mlx26.core.llm.metrics import Metrics
@@ -66,10 +67,10 @@ class LLMServer:
                  faults: FaultPlan | None = None, api_key: str | None = None,
                  log: Callable[[str], None] | None = None, allow_remote: bool = False):
         if host not in LOOPBACK and not allow_remote:
-            raise ValueError(f"refusing to listen on {host}: the server has no TLS and serves anyone who can "
+            raise InputError(f"refusing to listen on {host}: the server has no TLS and serves anyone who can "
                              "reach it.", "use 127.0.0.1 (default), or pass --allow-remote knowingly")
         if not 0 <= port <= 65535:
-            raise ValueError(f"port must be in [0, 65535], got {port}.")
+            raise InputError(f"port must be in [0, 65535], got {port}.")
         self.backend = backend
         self.model_name = model_name or backend.model
         self.faults = faults or FaultPlan()
@@ -82,7 +83,7 @@ class LLMServer:
         try:
             self.httpd = cls((host, port), _Handler)
         except OSError as exc:
-            raise RuntimeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+            raise RunFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         self.httpd.app = self
         self.host = host
         self.port = int(self.httpd.server_address[1])
@@ -172,13 +173,13 @@ def _parse_request(path: str, body: Any, model_name: str) -> tuple[list[ChatRequ
                                  stop=stop, seed=body.get("seed"), n=body.get("n") or 1)
         if path == "/v1/chat/completions":
             if "messages" not in body:
-                raise ValueError("'messages' is required.")
+                raise InputError("'messages' is required.")
             requests = [ChatRequest.chat(body["messages"], params)]
         else:
             prompt = body.get("prompt")
             prompts = prompt if isinstance(prompt, list) else [prompt]
             if not prompts or not all(isinstance(p, str) for p in prompts):
-                raise ValueError("'prompt' must be a string or a list of strings.")
+                raise InputError("'prompt' must be a string or a list of strings.")
             requests = [ChatRequest.completion(p, params) for p in prompts]
     except ValueError as exc:
         raise HTTPError(400, str(exc.args[0]) if exc.args else "invalid request") from None

@@ -15,12 +15,12 @@ never imports httpx or torch.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError, unknown_name
 from mlx26.core.llm.base import Backend
 
 ENV_VAR = "MLX26_LLM"
@@ -47,9 +47,8 @@ def spec_kind(spec: str) -> str:
     """The backend kind of a spec (``record``/``cache`` name the kind they wrap last: ``record``)."""
     kind, sep, _ = spec.partition(":")
     if not sep or kind not in {**BACKENDS, **WRAPPERS}:
-        close = difflib.get_close_matches(kind, list({**BACKENDS, **WRAPPERS}), n=1, cutoff=0.5)
-        raise ValueError(f"Unknown LLM backend '{spec}'." + (f" Did you mean '{close[0]}:'?" if close else ""),
-                         f"use one of: {FORMS}")
+        raise unknown_name("LLM backend", spec, list({**BACKENDS, **WRAPPERS}), f"use one of: {FORMS}",
+                           cutoff=0.5, suffix=":")
     return kind
 
 
@@ -65,10 +64,10 @@ def _split_wrapper(spec: str) -> tuple[str, str]:
     kind, _, rest = spec.partition(":")
     path, sep, inner = rest.partition("=")
     if not sep or not inner:
-        raise ValueError(f"'{spec}' needs the backend it wraps: {kind}:FILE=SPEC.",
+        raise InputError(f"'{spec}' needs the backend it wraps: {kind}:FILE=SPEC.",
                          f"e.g. {kind}:calls.jsonl=scripted:demo")
     if kind == "record" and not path:
-        raise ValueError("record: needs a file: record:FILE=SPEC.")
+        raise InputError("record: needs a file: record:FILE=SPEC.")
     return path, inner
 
 
@@ -91,7 +90,7 @@ def get_backend(spec: str | None = None, **options: Any) -> Backend:
     spec = spec if spec is not None else os.environ.get(ENV_VAR, "")
     spec = spec.strip()
     if not spec:
-        raise ValueError("no LLM backend chosen.", f"pass --llm SPEC or set {ENV_VAR} (e.g. scripted:demo)")
+        raise InputError("no LLM backend chosen.", f"pass --llm SPEC or set {ENV_VAR} (e.g. scripted:demo)")
     kind = spec_kind(spec)
     rest = spec.partition(":")[2]
     if kind in WRAPPERS:
@@ -102,7 +101,7 @@ def get_backend(spec: str | None = None, **options: Any) -> Backend:
         opts = {k: v for k, v in options.items() if v is not None}
         return _load(BACKENDS["openai"])(url, model, **opts)
     if not rest:
-        raise ValueError(f"'{spec}' names no model or file.", f"use one of: {FORMS}")
+        raise InputError(f"'{spec}' names no model or file.", f"use one of: {FORMS}")
     if kind == "replay":
         path, model = _split_model(rest)
         return _load(BACKENDS["replay"])(path, model)

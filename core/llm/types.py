@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from mlx26.core.common.errors import InputError
+
 ROLES = ("system", "user", "assistant", "tool", "developer")
 USAGE_SOURCES = ("server", "local", "estimated")
 FINISH_REASONS = ("stop", "length", "content_filter", "tool_calls")
@@ -54,9 +56,9 @@ def content_text(content: Any) -> str:
             if isinstance(part, Mapping) and part.get("type", "text") == "text" and isinstance(part.get("text"), str):
                 parts.append(part["text"])
             else:
-                raise ValueError("only text content parts are supported (got a non-text part).")
+                raise InputError("only text content parts are supported (got a non-text part).")
         return "".join(parts)
-    raise ValueError(f"message content must be a string, not {type(content).__name__}.")
+    raise InputError(f"message content must be a string, not {type(content).__name__}.")
 
 
 def normalize_messages(messages: str | Iterable[Mapping[str, Any]]) -> tuple[dict[str, str], ...]:
@@ -66,15 +68,15 @@ def normalize_messages(messages: str | Iterable[Mapping[str, Any]]) -> tuple[dic
     out = []
     for i, message in enumerate(messages, 1):
         if not isinstance(message, Mapping):
-            raise ValueError(f"message {i} must be an object with 'role' and 'content'.")
+            raise InputError(f"message {i} must be an object with 'role' and 'content'.")
         role = message.get("role")
         if role not in ROLES:
-            raise ValueError(f"message {i} has role {role!r}; expected one of: {', '.join(ROLES)}.")
+            raise InputError(f"message {i} has role {role!r}; expected one of: {', '.join(ROLES)}.")
         if "content" not in message:
-            raise ValueError(f"message {i} has no 'content'.")
+            raise InputError(f"message {i} has no 'content'.")
         out.append({"role": str(role), "content": content_text(message["content"])})
     if not out:
-        raise ValueError("no messages to send.", "give a prompt or at least one message")
+        raise InputError("no messages to send.", "give a prompt or at least one message")
     return tuple(out)
 
 
@@ -92,16 +94,16 @@ class ChatParams:
     def make(cls, *, temperature: float = 0.0, max_tokens: int = 256, stop: str | Sequence[str] | None = None,
              seed: int | None = None, n: int = 1) -> ChatParams:
         if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and 0 <= temperature <= 2):
-            raise ValueError(f"temperature must be in [0, 2], got {temperature}.")
+            raise InputError(f"temperature must be in [0, 2], got {temperature}.")
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-            raise ValueError(f"max_tokens must be a positive integer, got {max_tokens!r}.")
+            raise InputError(f"max_tokens must be a positive integer, got {max_tokens!r}.")
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= MAX_N:
-            raise ValueError(f"n must be an integer in [1, {MAX_N}], got {n!r}.")
+            raise InputError(f"n must be an integer in [1, {MAX_N}], got {n!r}.")
         if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-            raise ValueError(f"seed must be an integer, got {seed!r}.")
+            raise InputError(f"seed must be an integer, got {seed!r}.")
         stops = (stop,) if isinstance(stop, str) else tuple(stop or ())
         if any(not isinstance(s, str) or not s for s in stops):
-            raise ValueError("stop sequences must be non-empty strings.")
+            raise InputError("stop sequences must be non-empty strings.")
         return cls(float(temperature), max_tokens, stops, seed, n)
 
     def to_dict(self) -> dict[str, Any]:
@@ -130,7 +132,7 @@ class ChatRequest:
     @classmethod
     def completion(cls, prompt: str, params: ChatParams) -> ChatRequest:
         if not isinstance(prompt, str):
-            raise ValueError("a completion prompt must be a string.")
+            raise InputError("a completion prompt must be a string.")
         return cls("completion", params, prompt=prompt)
 
     def text(self) -> str:
@@ -222,7 +224,7 @@ class ChatResult:
         usage = data["usage"]
         choices = tuple(Choice(str(c["text"]), str(c["finish_reason"])) for c in data["choices"])
         if not choices:
-            raise ValueError("a recorded result has no choices.")
+            raise InputError("a recorded result has no choices.")
         return cls(choices, Usage(int(usage["prompt_tokens"]), int(usage["completion_tokens"]), str(usage["source"])),
                    float(data.get("latency_s", 0.0)), str(data["model"]), str(data["backend"]),
                    data.get("replayed_from"), bool(data.get("cached", False)))

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.costs import StageCost
 
 
@@ -97,39 +98,39 @@ def spec_from_dict(data: Any, where: str) -> DeviceSpec:
     """A spec from a built-in name, or a mapping with all fields (or "base": NAME plus overrides)."""
     if isinstance(data, str):
         if data not in BUILTIN:
-            raise ValueError(f"{where}: unknown device '{data}'.", "built-in specs: " + ", ".join(BUILTIN))
+            raise InputError(f"{where}: unknown device '{data}'.", "built-in specs: " + ", ".join(BUILTIN))
         return BUILTIN[data]
     if not isinstance(data, dict):
-        raise ValueError(f"{where}: a device spec must be a built-in name or an object, not {type(data).__name__}.")
+        raise InputError(f"{where}: a device spec must be a built-in name or an object, not {type(data).__name__}.")
     unknown = sorted(set(data) - set(_FIELDS) - {"base"})
     if unknown:
-        raise ValueError(f"{where}: unknown field(s) {', '.join(unknown)}.", "fields: " + ", ".join(_FIELDS))
+        raise InputError(f"{where}: unknown field(s) {', '.join(unknown)}.", "fields: " + ", ".join(_FIELDS))
     values: dict[str, Any] = {}
     for key, value in data.items():
         if key in ("base", "name", "kind", "source"):
             if not isinstance(value, str):
-                raise ValueError(f"{where}: '{key}' must be a string.")
+                raise InputError(f"{where}: '{key}' must be a string.")
             values[key] = value
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-            raise ValueError(f"{where}: '{key}' must be a finite number ≥ 0, got {value!r}.")
+            raise InputError(f"{where}: '{key}' must be a finite number ≥ 0, got {value!r}.")
         values[key] = float(value)
     for key in ("peak_flops", "mem_bw", "flop_eff", "bw_eff", "irregular_eff", "link_bw"):
         if key in values and values[key] <= 0:
-            raise ValueError(f"{where}: '{key}' must be > 0.")
+            raise InputError(f"{where}: '{key}' must be > 0.")
     for key in ("flop_eff", "bw_eff", "irregular_eff"):
         if key in values and values[key] > 1:
-            raise ValueError(f"{where}: '{key}' is a fraction of the peak and must be ≤ 1, got {values[key]:g}.")
+            raise InputError(f"{where}: '{key}' is a fraction of the peak and must be ≤ 1, got {values[key]:g}.")
     base = values.pop("base", None)
     if base is not None:
         if base not in BUILTIN:
-            raise ValueError(f"{where}: unknown base '{base}'.", "built-in specs: " + ", ".join(BUILTIN))
+            raise InputError(f"{where}: unknown base '{base}'.", "built-in specs: " + ", ".join(BUILTIN))
         return replace(BUILTIN[base], **{"name": f"{base} (custom)", **values})
     missing = [n for n in ("name", "kind", "peak_flops", "mem_bw", "active_w", "idle_w", "launch_s") if n not in values]
     if missing:
-        raise ValueError(f"{where}: missing field(s) {', '.join(missing)}.", 'or give "base": "MI210" / "A100" / "U55C"')
+        raise InputError(f"{where}: missing field(s) {', '.join(missing)}.", 'or give "base": "MI210" / "A100" / "U55C"')
     if values["kind"] not in ("gpu", "fpga", "cpu"):
-        raise ValueError(f"{where}: kind must be gpu, fpga or cpu, not '{values['kind']}'.")
+        raise InputError(f"{where}: kind must be gpu, fpga or cpu, not '{values['kind']}'.")
     return DeviceSpec(**values)
 
 
@@ -141,18 +142,18 @@ def load_specs(path: str | None) -> dict[str, DeviceSpec]:
         return specs
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"spec file not found: {path}")
+        raise InputError(f"spec file not found: {path}")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot parse spec file {path}: {exc}",
+        raise InputError(f"cannot parse spec file {path}: {exc}",
                          'expected {"gpu": "A100" | {...}, "fpga": "U55C" | {...}}') from exc
     if not isinstance(data, dict) or not data or set(data) - {"gpu", "fpga"}:
-        raise ValueError(f"spec file {path} must be an object with keys 'gpu' and/or 'fpga'.",
+        raise InputError(f"spec file {path} must be an object with keys 'gpu' and/or 'fpga'.",
                          'e.g. {"gpu": "A100", "fpga": {"base": "U55C", "active_w": 75}}')
     for role, value in data.items():
         spec = spec_from_dict(value, f"{path} [{role}]")
         if spec.kind != role:
-            raise ValueError(f"{path} [{role}]: the spec '{spec.name}' is a {spec.kind}, not a {role}.")
+            raise InputError(f"{path} [{role}]: the spec '{spec.name}' is a {spec.kind}, not a {role}.")
         specs[role] = spec
     return specs

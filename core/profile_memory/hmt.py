@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.costs import topk_ops
 
 SEGMENT = 256
@@ -28,7 +29,7 @@ SEGMENT = 256
 
 def segments_for_budget(budget: int, n_segments: int, segment: int = SEGMENT) -> tuple[int, bool]:
     if budget <= 0:
-        raise ValueError(f"--budget must be a positive number of tokens, got {budget}.")
+        raise InputError(f"--budget must be a positive number of tokens, got {budget}.")
     k = max(1, budget // segment)
     return (n_segments, True) if k > n_segments else (k, False)
 

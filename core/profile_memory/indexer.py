@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.clock import LapClock
 from mlx26.core.profile_memory.costs import CostBook, topk_ops
 
@@ -39,7 +40,7 @@ class IndexerPipeline:
         import torch
 
         if budget <= 0:
-            raise ValueError(f"--budget must be a positive number of tokens, got {budget}.")
+            raise InputError(f"--budget must be a positive number of tokens, got {budget}.")
         self.r, self.budget, self.ops = runner, budget, ops
         g = torch.Generator().manual_seed(seed)
         d = runner.hidden

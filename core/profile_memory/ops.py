@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlx26.core.common.errors import InputError
+
 
 class TorchOps:
     name = "torch"
@@ -51,10 +53,10 @@ class FpgaOps:
             from mlx26.fpga.xrt_host import XrtKernels
 
             if not xclbin:
-                raise ValueError("--fpga-backend xrt needs --xclbin PATH.")
+                raise InputError("--fpga-backend xrt needs --xclbin PATH.")
             self.kernels = XrtKernels(xclbin)
         else:
-            raise ValueError(f"Unknown fpga backend '{backend}'.", "choose one of: emu, xrt")
+            raise InputError(f"Unknown fpga backend '{backend}'.", "choose one of: emu, xrt")
         self.name = f"fpga-{backend}"
 
     @staticmethod

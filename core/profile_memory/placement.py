@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.costs import PIPELINE_STAGES, STAGES, StageCost
 from mlx26.core.profile_memory.devices import DeviceSpec
 
@@ -60,7 +61,7 @@ def plan(costs: dict[str, StageCost], gpu: DeviceSpec, fpga: DeviceSpec, placeme
          overlap: bool = True) -> dict[str, Any]:
     """Modelled GPU-only vs heterogeneous time and energy for per-stage costs."""
     if placement not in PLACEMENTS:
-        raise ValueError(f"Unknown placement '{placement}'.", "choose one of: " + ", ".join(PLACEMENTS))
+        raise InputError(f"Unknown placement '{placement}'.", "choose one of: " + ", ".join(PLACEMENTS))
     base = _evaluate(costs, gpu, gpu, None, overlap)
     if placement == "gpu":
         het = base

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.clock import LapClock
 from mlx26.core.profile_memory.costs import MEMORY_STAGES, STAGES, CostBook
 
@@ -52,33 +53,33 @@ class ProfileOptions:
 def validate(opts: ProfileOptions) -> None:
     """Checks that need no model (exit 2 before anything heavy loads)."""
     if opts.pipeline not in (*PIPELINES, "dense"):
-        raise ValueError(f"Unknown pipeline '{opts.pipeline}'.", "choose one of: " + ", ".join(PIPELINES) + ", all")
+        raise InputError(f"Unknown pipeline '{opts.pipeline}'.", "choose one of: " + ", ".join(PIPELINES) + ", all")
     if opts.device not in DEVICES:
-        raise ValueError(f"Unknown device '{opts.device}'.", "choose one of: " + ", ".join(DEVICES))
+        raise InputError(f"Unknown device '{opts.device}'.", "choose one of: " + ", ".join(DEVICES))
     if opts.budget <= 0:
-        raise ValueError(f"--budget must be a positive number of tokens, got {opts.budget}.")
+        raise InputError(f"--budget must be a positive number of tokens, got {opts.budget}.")
     if opts.context < 64:
-        raise ValueError(f"--context must be at least 64 tokens, got {opts.context}.")
+        raise InputError(f"--context must be at least 64 tokens, got {opts.context}.")
     if opts.decode_steps < 1:
-        raise ValueError(f"--decode-steps must be ≥ 1, got {opts.decode_steps}.")
+        raise InputError(f"--decode-steps must be ≥ 1, got {opts.decode_steps}.")
     if opts.pipeline == "memory" and opts.context < 512:
-        raise ValueError(f"the memory pipeline needs at least 2 segments of 256 tokens; --context {opts.context} "
+        raise InputError(f"the memory pipeline needs at least 2 segments of 256 tokens; --context {opts.context} "
                          "is too short.", "use --context ≥ 512")
     if opts.device == "fpga" and opts.pipeline == "indexer":
         from mlx26.fpga.emu import MAX_TOPK
 
         if min(opts.budget, opts.context + opts.decode_steps) > MAX_TOPK:
-            raise ValueError(f"--device fpga: the HLS top-k kernel keeps at most {MAX_TOPK} tokens, but the indexer "
+            raise InputError(f"--device fpga: the HLS top-k kernel keeps at most {MAX_TOPK} tokens, but the indexer "
                              f"would select {min(opts.budget, opts.context + opts.decode_steps)}.",
                              f"use --budget ≤ {MAX_TOPK} with --pipeline indexer --device fpga")
     if opts.pipeline == "rag" and opts.context < 96:
-        raise ValueError(f"the rag pipeline needs one 64-token chunk plus a 32-token query; --context "
+        raise InputError(f"the rag pipeline needs one 64-token chunk plus a 32-token query; --context "
                          f"{opts.context} is too short.", "use --context ≥ 96")
 
 
 def check_positions(opts: ProfileOptions, max_positions: int) -> None:
     if max_positions and opts.context + opts.decode_steps > max_positions:
-        raise ValueError(f"--context {opts.context} + --decode-steps {opts.decode_steps} exceeds the model's "
+        raise InputError(f"--context {opts.context} + --decode-steps {opts.decode_steps} exceeds the model's "
                          f"{max_positions} positions.", f"use --context ≤ {max_positions - opts.decode_steps}")
 
 
@@ -247,7 +248,7 @@ def _run_memory(opts: ProfileOptions, model: Any, ops: Any, ids: Any, clock: Lap
     seg = hmt.SEGMENT
     n_seg = opts.context // seg - 1
     if n_seg < 1:
-        raise ValueError(f"the memory pipeline needs at least 2 segments of {seg} tokens; --context {opts.context} "
+        raise InputError(f"the memory pipeline needs at least 2 segments of {seg} tokens; --context {opts.context} "
                          "is too short.", f"use --context ≥ {2 * seg}")
     k, clamped = hmt.segments_for_budget(opts.budget, n_seg)
     runner = LlamaRunner(model, max(seg, seg + 1 + opts.decode_steps))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.clock import LapClock
 from mlx26.core.profile_memory.costs import CostBook, topk_ops
 
@@ -27,7 +28,7 @@ PAGE = 16
 def pages_for_budget(budget: int, n_tokens: int, page: int = PAGE) -> tuple[int, bool]:
     """(k pages, clamped?) for a token budget: k = max(1, budget // page), at most ceil(T / page)."""
     if budget <= 0:
-        raise ValueError(f"--budget must be a positive number of tokens, got {budget}.")
+        raise InputError(f"--budget must be a positive number of tokens, got {budget}.")
     n_pages = -(-n_tokens // page)
     k = max(1, budget // page)
     return (n_pages, True) if k > n_pages else (k, False)

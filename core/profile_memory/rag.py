@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.costs import topk_ops
 
 CHUNK = 64
@@ -28,7 +29,7 @@ def chunk_ids(ids: Any, chunk: int = CHUNK) -> Any:
     """Token ids [N] → [n_chunks, chunk] (a ragged tail is dropped)."""
     n = ids.shape[0] // chunk
     if n < 1:
-        raise ValueError(f"the RAG store needs at least {chunk} tokens, got {ids.shape[0]}.",
+        raise InputError(f"the RAG store needs at least {chunk} tokens, got {ids.shape[0]}.",
                          "raise --context")
     return ids[: n * chunk].view(n, chunk)
 
@@ -61,7 +62,7 @@ def exact_search(index: Any, query: Any, k: int) -> tuple[Any, str]:
 
 def n_chunks_for_budget(budget: int, n_chunks: int, chunk: int = CHUNK) -> tuple[int, bool]:
     if budget <= 0:
-        raise ValueError(f"--budget must be a positive number of tokens, got {budget}.")
+        raise InputError(f"--budget must be a positive number of tokens, got {budget}.")
     k = max(1, budget // chunk)
     return (n_chunks, True) if k > n_chunks else (k, False)
 

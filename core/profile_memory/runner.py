@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.clock import LapClock
 from mlx26.core.profile_memory.costs import CostBook, attention_cost, linear_cost
 
@@ -28,7 +29,7 @@ class LlamaRunner:
         inner: Any = getattr(model, "model", None)
         layers = getattr(inner, "layers", None)
         if layers is None or not hasattr(layers[0], "self_attn") or not hasattr(layers[0].self_attn, "q_proj"):
-            raise ValueError(f"model class {type(model).__name__} is not supported: profile-memory needs a "
+            raise InputError(f"model class {type(model).__name__} is not supported: profile-memory needs a "
                              "Llama-family causal LM (layers with self_attn.q_proj/k_proj/v_proj/o_proj).")
         import torch
 
@@ -79,7 +80,7 @@ class LlamaRunner:
             t = x.shape[1]
             start = self.length
             if start + t > self.capacity:
-                raise ValueError(f"prompt of {t} tokens does not fit the cache ({self.capacity - start} left).")
+                raise InputError(f"prompt of {t} tokens does not fit the cache ({self.capacity - start} left).")
             positions = torch.arange(start, start + t, device=self.device)
             cos, sin = self._rope(x, positions)
             for i, layer in enumerate(self.layers):
@@ -127,7 +128,7 @@ class LlamaRunner:
         with torch.no_grad():
             pos = self.length
             if pos + 1 > self.capacity:
-                raise ValueError("KV cache full: raise the capacity.")
+                raise InputError("KV cache full: raise the capacity.")
             x = self.inner.embed_tokens(token.to(self.device))[None]
             cos, sin = self._rope(x, torch.tensor([pos], device=self.device))
             for i, layer in enumerate(self.layers):

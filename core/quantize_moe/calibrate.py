@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from mlx26.core.common.errors import InputError, RunFailure
 
 SUPPORTED = ("MixtralForCausalLM (zoo: tiny-moe)", "other transformers ≥ 5 MoE models whose experts module stores "
              "fused gate_up_proj (E, 2I, H) and down_proj (E, H, I), e.g. Qwen2-MoE, OLMoE")
@@ -35,7 +36,7 @@ def find_experts(model: Any) -> list[tuple[str, Any]]:
             found.append((name, module))
     if not found:
         arch = (getattr(model.config, "architectures", None) or [type(model).__name__])[0]
-        raise ValueError(f"the model ({arch}) has no MoE experts with fused gate_up_proj/down_proj weights.",
+        raise InputError(f"the model ({arch}) has no MoE experts with fused gate_up_proj/down_proj weights.",
                          "supported: " + "; ".join(SUPPORTED))
     return found
 
@@ -47,13 +48,13 @@ def check_finite(experts: list[tuple[str, Any]], model: Any = None) -> None:
             w = getattr(module, proj)
             if not bool(torch.isfinite(w).all()):
                 bad = int((~torch.isfinite(w)).sum())
-                raise ValueError(f"{name}.{proj} has {bad} NaN/infinite weight(s); cannot quantize it.",
+                raise InputError(f"{name}.{proj} has {bad} NaN/infinite weight(s); cannot quantize it.",
                                  "check the checkpoint")
     if model is not None:
         for name, tensor in model.state_dict().items():
             if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
                 bad = int((~torch.isfinite(tensor)).sum())
-                raise ValueError(f"{name} has {bad} NaN/infinite value(s); cannot quantize this model.",
+                raise InputError(f"{name} has {bad} NaN/infinite value(s); cannot quantize this model.",
                                  "check the checkpoint")
 
 
@@ -135,7 +136,7 @@ def collect(model: Any, batches: list[torch.Tensor], need_hessian: bool,
     out = []
     for name, module in experts:
         if not records[name]:
-            raise RuntimeError(f"{name} was never called during calibration.")
+            raise RunFailure(f"{name} was never called during calibration.")
         x = torch.cat([r[0].reshape(-1, r[0].shape[-1]) for r in records[name]])
         idx = torch.cat([r[1].reshape(-1, r[1].shape[-1]) for r in records[name]]).long()
         w = torch.cat([r[2].reshape(-1, r[2].shape[-1]) for r in records[name]])

@@ -10,6 +10,7 @@ subspaces — the quantity a shared ``V_q`` / ``U_p`` has to capture. Determinis
 from __future__ import annotations
 
 import torch
+from mlx26.core.common.errors import InputError
 
 CLUSTERS = ("index", "activation")
 
@@ -83,9 +84,9 @@ def assign(method: str, M: torch.Tensor, P: int, Q: int, r: int, seed: int = 0) 
     E = M.shape[0]
     for name, G in (("--rows", P), ("--cols", Q)):
         if not 1 <= G <= E:
-            raise ValueError(f"{name} must be in [1, {E}] (the number of experts), got {G}.")
+            raise InputError(f"{name} must be in [1, {E}] (the number of experts), got {G}.")
     if method == "index":
         return index_groups(E, P), index_groups(E, Q)
     if method == "activation":
         return activation_groups(M, P, Q, r, seed)
-    raise ValueError(f"unknown --cluster '{method}'.", "choose one of: " + ", ".join(CLUSTERS))
+    raise InputError(f"unknown --cluster '{method}'.", "choose one of: " + ", ".join(CLUSTERS))

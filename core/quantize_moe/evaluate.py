@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 import torch
+from mlx26.core.common.errors import InputError
 
 
 def token_batches(ids: list[int], bos_id: int, context: int) -> list[torch.Tensor]:
@@ -27,7 +28,7 @@ def perplexity(model: Any, ids: list[int], bos_id: int, context: int = 128) -> f
     from mlx26.core.zoo.evaluate import token_nll
 
     if len(ids) < 2:
-        raise ValueError("the perplexity text is too short (fewer than 2 tokens).")
+        raise InputError("the perplexity text is too short (fewer than 2 tokens).")
     nats, n = token_nll(model, ids, bos_id, context)
     return math.exp(nats / n)
 

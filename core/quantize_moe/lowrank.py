@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+from mlx26.core.common.errors import InputError
 
 LOWRANKS = ("none", "lqer", "tileq")
 
@@ -90,7 +91,7 @@ def match_rank(E: int, m: int, n: int, lqer_rank: int, P: int, Q: int) -> int:
     while r < min(m, n) and tileq_values(P, Q, E, m, n, r + 1) <= budget:
         r += 1
     if r == 0:
-        raise ValueError(f"no TileQ rank ≥ 1 fits the memory of LQER rank {lqer_rank} for a {m}×{n} projection "
+        raise InputError(f"no TileQ rank ≥ 1 fits the memory of LQER rank {lqer_rank} for a {m}×{n} projection "
                          f"with P={P}, Q={Q}.", "use fewer row/column groups or a larger lqer rank")
     return r
 
@@ -124,7 +125,7 @@ def weighted_error(W: torch.Tensor, W_hat: torch.Tensor, s: torch.Tensor) -> flo
 
 def _check_rank(r: int, m: int, n: int) -> None:
     if not 1 <= r <= min(m, n):
-        raise ValueError(f"--rank must be in [1, {min(m, n)}] for a {m}×{n} projection, got {r}.")
+        raise InputError(f"--rank must be in [1, {min(m, n)}] for a {m}×{n} projection, got {r}.")
 
 
 def fit_lqer(R: torch.Tensor, s: torch.Tensor, r: int) -> Factors:
@@ -158,7 +159,7 @@ def fit_tileq(R: torch.Tensor, abs_sum: torch.Tensor, count: torch.Tensor, rows:
     members_p = [torch.nonzero(rows == p).flatten().tolist() for p in range(P)]
     members_q = [torch.nonzero(cols == q).flatten().tolist() for q in range(Q)]
     if any(not g for g in members_p + members_q):
-        raise ValueError("every row and column group needs at least one expert.")
+        raise InputError("every row and column group needs at least one expert.")
     V = torch.stack([_top_right(torch.cat([M[e] for e in g], 0), r) for g in members_q])  # (Q, r, n)
     U = torch.zeros(P, m, r, dtype=torch.float64)
     best: tuple[float, torch.Tensor, torch.Tensor] | None = None

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import torch
+from mlx26.core.common.errors import InputError
 from mlx26.core.quantize_moe import cluster, lowrank, quant
 from mlx26.core.quantize_moe.calibrate import LayerStats
 
@@ -50,24 +51,24 @@ class ProjResult:
 def validate(cfg: Config, shapes: list[tuple[int, int, int]]) -> None:
     """Check every option against every projection shape (E, m, n) before any work."""
     if cfg.base not in quant.BASES:
-        raise ValueError(f"unknown --base '{cfg.base}'.", "choose one of: " + ", ".join(quant.BASES))
+        raise InputError(f"unknown --base '{cfg.base}'.", "choose one of: " + ", ".join(quant.BASES))
     if cfg.lowrank not in lowrank.LOWRANKS:
-        raise ValueError(f"unknown --lowrank '{cfg.lowrank}'.", "choose one of: " + ", ".join(lowrank.LOWRANKS))
+        raise InputError(f"unknown --lowrank '{cfg.lowrank}'.", "choose one of: " + ", ".join(lowrank.LOWRANKS))
     if cfg.cluster not in cluster.CLUSTERS:
-        raise ValueError(f"unknown --cluster '{cfg.cluster}'.", "choose one of: " + ", ".join(cluster.CLUSTERS))
+        raise InputError(f"unknown --cluster '{cfg.cluster}'.", "choose one of: " + ", ".join(cluster.CLUSTERS))
     if cfg.rounds < 1:
-        raise ValueError(f"rounds must be ≥ 1, got {cfg.rounds}.")
+        raise InputError(f"rounds must be ≥ 1, got {cfg.rounds}.")
     for E, m, n in shapes:
         quant.check_bits_group(cfg.bits, cfg.group_size, n, f"a {m}×{n} expert projection")
         if cfg.lowrank == "none":
             continue
         if cfg.match_lqer_rank is None and not 1 <= cfg.rank <= min(m, n):
-            raise ValueError(f"--rank must be in [1, {min(m, n)}] for a {m}×{n} expert projection, got {cfg.rank}.")
+            raise InputError(f"--rank must be in [1, {min(m, n)}] for a {m}×{n} expert projection, got {cfg.rank}.")
         if cfg.match_lqer_rank is not None and not 1 <= cfg.match_lqer_rank <= min(m, n):
-            raise ValueError(f"--match-memory lqer:R needs R in [1, {min(m, n)}], got {cfg.match_lqer_rank}.")
+            raise InputError(f"--match-memory lqer:R needs R in [1, {min(m, n)}], got {cfg.match_lqer_rank}.")
         for name, G in (("--rows", cfg.rows), ("--cols", cfg.cols)):
             if G is not None and not 1 <= G <= E:
-                raise ValueError(f"{name} must be in [1, {E}] (the number of experts), got {G}.")
+                raise InputError(f"{name} must be in [1, {E}] (the number of experts), got {G}.")
         if cfg.lowrank == "tileq" and cfg.match_lqer_rank is not None and not searches(cfg):
             lowrank.match_rank(E, m, n, cfg.match_lqer_rank, cfg.rows or 1, cfg.cols or 1)
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from mlx26.core.common.errors import InputError
 
 BITS = (2, 3, 4, 8)
 BASES = ("rtn", "gptq", "hqq")
@@ -51,11 +52,11 @@ class Quantized:
 
 def check_bits_group(bits: int, group_size: int, n: int, what: str = "weight") -> None:
     if bits not in BITS:
-        raise ValueError(f"--bits must be one of {', '.join(map(str, BITS))}, got {bits}.")
+        raise InputError(f"--bits must be one of {', '.join(map(str, BITS))}, got {bits}.")
     if group_size < 2:
-        raise ValueError(f"--group-size must be ≥ 2, got {group_size}.")
+        raise InputError(f"--group-size must be ≥ 2, got {group_size}.")
     if n % group_size:
-        raise ValueError(f"--group-size {group_size} does not divide the input dimension {n} of {what}.",
+        raise InputError(f"--group-size {group_size} does not divide the input dimension {n} of {what}.",
                          "choose a group size that divides every expert projection's input dimension")
 
 
@@ -152,7 +153,7 @@ def quantize(w: torch.Tensor, base: str, bits: int, group_size: int,
         parts = [gptq(w[e], hs[e], bits, group_size) for e in range(w.shape[0])]
         return Quantized(torch.stack([p.codes for p in parts]), torch.stack([p.scale for p in parts]),
                          torch.stack([p.zero for p in parts]), bits, group_size)
-    raise ValueError(f"unknown base quantizer '{base}'.", "choose one of: " + ", ".join(BASES))
+    raise InputError(f"unknown base quantizer '{base}'.", "choose one of: " + ", ".join(BASES))
 
 
 # --------------------------------------------------------------------------- bit packing
@@ -165,7 +166,7 @@ def pack_bits(codes: Any, bits: int) -> np.ndarray:
     """Pack integer codes (< 2**bits) LSB-first into a uint8 stream of ``ceil(count·bits/8)`` bytes."""
     flat = np.asarray(codes, dtype=np.uint8).reshape(-1)
     if flat.size and int(flat.max()) >= 2 ** bits:
-        raise ValueError(f"a code does not fit in {bits} bits.")
+        raise InputError(f"a code does not fit in {bits} bits.")
     if bits == 8:
         return flat.copy()
     bitplanes = np.unpackbits(flat[:, None], axis=1, bitorder="little")[:, :bits]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from mlx26.core.common.errors import InputError
 from mlx26.core.quantize_moe import calibrate, evaluate, pipeline, storage
 
 CONTEXT = 128
@@ -29,7 +30,7 @@ def _ids(tokenizer: Any, text: str, what: str) -> list[int]:
 
     ids = encode_plain(tokenizer, text)
     if len(ids) < 16:
-        raise ValueError(f"the {what} text has only {len(ids)} tokens; give at least a few hundred.")
+        raise InputError(f"the {what} text has only {len(ids)} tokens; give at least a few hundred.")
     return ids
 
 
@@ -40,7 +41,7 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
 
     if storage.is_quantized_dir(model_spec):
         if out is not None:
-            raise ValueError(f"{model_spec} is already quantized: it is only evaluated, so --out would write "
+            raise InputError(f"{model_spec} is already quantized: it is only evaluated, so --out would write "
                              "nothing.", "quantize the original model with --out, or drop --out")
         return [evaluate_saved(model_spec, eval_text, bench_latency, calib_text)]
     if out is not None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.common.files import check_creatable_folder
 from mlx26.core.quantize_moe import quant
 from mlx26.core.quantize_moe.lowrank import Factors
@@ -35,22 +36,22 @@ def check_target(path: str, force: bool, source: str | None = None) -> None:
     or an empty folder, never the model being quantized, the working directory or one of its parents.
     """
     if not path.strip():
-        raise ValueError("--out needs a folder name.")
+        raise InputError("--out needs a folder name.")
     p = Path(path)
     resolved = p.resolve()
     cwd = Path.cwd().resolve()
     if resolved == cwd or resolved in cwd.parents:
-        raise ValueError(f"refusing to write the quantized model over {path} (the working directory or a parent "
+        raise InputError(f"refusing to write the quantized model over {path} (the working directory or a parent "
                          "of it).", "give a new folder name")
     if source is not None and Path(source).exists() and resolved == Path(source).resolve():
-        raise ValueError(f"--out {path} is the model being quantized; it would be replaced.",
+        raise InputError(f"--out {path} is the model being quantized; it would be replaced.",
                          "give a new folder name")
     check_creatable_folder(p)
     if p.exists():
         if not force:
-            raise ValueError(f"{path} already exists.", "pass --force to replace it")
+            raise InputError(f"{path} already exists.", "pass --force to replace it")
         if any(p.iterdir()) and not is_quantized_dir(path):
-            raise ValueError(f"refusing to replace {path}: it is not empty and is not a quantize-moe output "
+            raise InputError(f"refusing to replace {path}: it is not empty and is not a quantize-moe output "
                              "(no quantize_moe.json).", "give a new folder name or empty this one")
 
 
@@ -74,7 +75,7 @@ def save(path: str, model: Any, tokenizer: Any, experts: list[tuple[str, Any]], 
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     except OSError as exc:
-        raise RuntimeError(f"cannot create {path}: {exc.strerror}.") from None
+        raise RunFailure(f"cannot create {path}: {exc.strerror}.") from None
     try:
         model.config.save_pretrained(tmp)
         if tokenizer is not None:
@@ -128,17 +129,17 @@ def load(path: str) -> tuple[Any, dict[str, Any]]:
     try:
         meta = json.loads((folder / "quantize_moe.json").read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}/quantize_moe.json is not valid JSON ({exc}).",
+        raise InputError(f"{path}/quantize_moe.json is not valid JSON ({exc}).",
                          "rewrite the folder with mlx26 quantize-moe --out") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         found = meta.get("format") if isinstance(meta, dict) else None
-        raise ValueError(f"{path}: unknown format {found!r} (expected {FORMAT}).")
+        raise InputError(f"{path}: unknown format {found!r} (expected {FORMAT}).")
     from safetensors import SafetensorError
 
     try:
         return _load(path, folder, meta)
     except (KeyError, TypeError, IndexError, RuntimeError, SafetensorError) as exc:  # damaged or edited folder
-        raise ValueError(f"{path}/quantize_moe.json does not match the saved tensors "
+        raise InputError(f"{path}/quantize_moe.json does not match the saved tensors "
                          f"({type(exc).__name__}: {exc}).", "rewrite the folder with mlx26 quantize-moe --out") from None
 
 
@@ -166,7 +167,7 @@ def _load(path: str, folder: Path, meta: dict[str, Any]) -> tuple[Any, dict[str,
                                 tensors[f"{key}.zero"], info["bits"], info["group_size"])
             for part in ("scale", "zero"):
                 if not bool(torch.isfinite(tensors[f"{key}.{part}"]).all()):
-                    raise ValueError(f"{path}/experts.safetensors: {key}.{part} has NaN/infinite values.",
+                    raise InputError(f"{path}/experts.safetensors: {key}.{part} has NaN/infinite values.",
                                      "rewrite the folder with mlx26 quantize-moe --out")
             with torch.no_grad():
                 getattr(module, p).data.copy_(q.dequantize())
@@ -174,7 +175,7 @@ def _load(path: str, folder: Path, meta: dict[str, Any]) -> tuple[Any, dict[str,
             if info["has_factors"]:
                 for part in ("U", "V", *(("core",) if info["has_core"] else ())):
                     if not bool(torch.isfinite(tensors[f"{key}.{part}"]).all()):
-                        raise ValueError(f"{path}/experts.safetensors: {key}.{part} has NaN/infinite values.",
+                        raise InputError(f"{path}/experts.safetensors: {key}.{part} has NaN/infinite values.",
                                          "rewrite the folder with mlx26 quantize-moe --out")
                 core = tensors[f"{key}.core"].float() if info["has_core"] else None
                 factors[p] = Factors(tensors[f"{key}.U"].float(), tensors[f"{key}.V"].float(), core,
@@ -182,7 +183,7 @@ def _load(path: str, folder: Path, meta: dict[str, Any]) -> tuple[Any, dict[str,
         module.tileq_factors = factors
     tied = {"lm_head.weight"} if getattr(config, "tie_word_embeddings", False) else set()
     if unexpected or set(missing) - expected_missing - tied:
-        raise RuntimeError(f"{path}: weights do not match the config (missing {sorted(set(missing) - expected_missing)[:3]}, "
+        raise RunFailure(f"{path}: weights do not match the config (missing {sorted(set(missing) - expected_missing)[:3]}, "
                            f"unexpected {sorted(unexpected)[:3]}).")
     model.tie_weights()
     model.set_experts_implementation("tileq")

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.common.files import replacement_mode
 
 NAME = "checkpoint.pt"
@@ -73,14 +74,14 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
     if p.is_dir():
         p = p / NAME
     if not p.is_file():
-        raise ValueError(f"no checkpoint at {path}", "point --checkpoint at a `mlx26 train rl --out` folder")
+        raise InputError(f"no checkpoint at {path}", "point --checkpoint at a `mlx26 train rl --out` folder")
     try:
         state = safe_torch_load(p)
     except Exception as exc:  # torch raises several types for a bad file
         if "Weights only load failed" in str(exc):  # torch's text would suggest the unsafe way round it
-            raise ValueError(f"{p} is not an mlx26 RL checkpoint: it holds Python objects, which are never "
+            raise InputError(f"{p} is not an mlx26 RL checkpoint: it holds Python objects, which are never "
                              "loaded (they could run code).") from None
-        raise ValueError(f"cannot read checkpoint {p}: {' '.join(str(exc).split())[:200]}") from exc
+        raise InputError(f"cannot read checkpoint {p}: {' '.join(str(exc).split())[:200]}") from exc
     if not isinstance(state, dict) or "algo" not in state or "models" not in state:
-        raise ValueError(f"{p} is not an mlx26 RL checkpoint")
+        raise InputError(f"{p} is not an mlx26 RL checkpoint")
     return state

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 from mlx26.core.rl.datasets import LABEL
 
 POLICIES = ("oracle", "noisy", "random")
@@ -43,9 +44,9 @@ def generate(env_id: str, policy: str = "oracle", noise: float = 0.1, steps: int
 
         raise unknown("policy", policy, list(POLICIES))
     if steps < 1:
-        raise ValueError(f"--steps must be ≥ 1, got {steps}")
+        raise InputError(f"--steps must be ≥ 1, got {steps}")
     if not (noise >= 0 and np.isfinite(noise)):
-        raise ValueError(f"--noise must be a finite number ≥ 0, got {noise}")
+        raise InputError(f"--noise must be a finite number ≥ 0, got {noise}")
     env_id, _ = resolve_env_id(env_id)
     n_val = int(round(steps * val_fraction))
     rng = np.random.default_rng(seed)
@@ -57,7 +58,7 @@ def generate(env_id: str, policy: str = "oracle", noise: float = 0.1, steps: int
         meta.update(extra)
     else:
         if policy == "oracle" and env_id != "mlx26/toy-modes":
-            raise ValueError(f"no scripted oracle for '{env_id}'",
+            raise InputError(f"no scripted oracle for '{env_id}'",
                              "use --policy random or --policy noisy (oracles: OGBench manipulation, toy-modes)")
         rows = _collect_generic(env_id, policy, noise, steps + n_val, rng, episode_length, progress)
     meta["episode_length"] = episode_length

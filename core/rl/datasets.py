@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 from mlx26.core.common.files import replacement_mode
 
 LABEL = "local-oracle-v0"
@@ -83,27 +84,27 @@ def load(path: str | os.PathLike, *, obs_dim: int | None = None, rescale: bool =
     """Load and validate a dataset; every problem is a ValueError naming what to fix."""
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"dataset not found: {path}", "make one with `mlx26 rl data make … --out D.npz`")
+        raise InputError(f"dataset not found: {path}", "make one with `mlx26 rl data make … --out D.npz`")
     file = _open_npz(p, path)
     with file:
         missing = [k for k in REQUIRED_KEYS if k not in file.files]
         if missing:
-            raise ValueError(f"{path} is missing required key(s): {', '.join(missing)}",
+            raise InputError(f"{path} is missing required key(s): {', '.join(missing)}",
                              f"an mlx26 RL dataset needs {', '.join(REQUIRED_KEYS)}; "
                              "generate one with `mlx26 rl data make`")
         data = {k: np.asarray(file[k]) for k in REQUIRED_KEYS}
         meta = read_meta(file)
     n = len(data["actions"])
     if n == 0:
-        raise ValueError(f"{path} holds no transitions")
+        raise InputError(f"{path} holds no transitions")
     for k, v in data.items():
         if len(v) != n:
-            raise ValueError(f"{path}: '{k}' has {len(v)} rows but 'actions' has {n}")
+            raise InputError(f"{path}: '{k}' has {len(v)} rows but 'actions' has {n}")
     obs = data["observations"].reshape(n, -1).astype(np.float32)
     nxt = data["next_observations"].reshape(n, -1).astype(np.float32)
     act = data["actions"].reshape(n, -1).astype(np.float32)
     if obs_dim is not None and obs.shape[1] != obs_dim:
-        raise ValueError(f"{path}: observations have dimension {obs.shape[1]} but the env's is {obs_dim}",
+        raise InputError(f"{path}: observations have dimension {obs.shape[1]} but the env's is {obs_dim}",
                          "was the dataset made for another --env?")
     bad = np.zeros(n, dtype=bool)
     for k in REQUIRED_KEYS:
@@ -112,14 +113,14 @@ def load(path: str | os.PathLike, *, obs_dim: int | None = None, rescale: bool =
     if bad.any():
         idx = np.flatnonzero(bad)
         shown = ", ".join(map(str, idx[:10])) + (" …" if len(idx) > 10 else "")
-        raise ValueError(f"{path}: {len(idx)} row(s) contain NaN or inf: rows {shown}",
+        raise InputError(f"{path}: {len(idx)} row(s) contain NaN or inf: rows {shown}",
                          "drop or repair those rows before training")
     scale, offset = np.ones(act.shape[1], np.float32), np.zeros(act.shape[1], np.float32)
     outside = np.abs(act) > 1.0 + 1e-6
     if outside.any():
         if not rescale:
             rows = np.flatnonzero(outside.any(axis=1))
-            raise ValueError(f"{path}: {len(rows)} action row(s) lie outside [-1, 1] "
+            raise InputError(f"{path}: {len(rows)} action row(s) lie outside [-1, 1] "
                              f"(max |a| = {float(np.abs(act).max()):.4g}; first rows {', '.join(map(str, rows[:5]))})",
                              "pass --rescale to map the env's action bounds (or the data's range) onto [-1, 1]")
         lo = np.asarray(action_low, np.float64) if action_low is not None else None
@@ -142,7 +143,7 @@ def relabel_ogbench(path: str | os.PathLike, env, transitions: Transitions) -> T
         if "qpos" not in file.files or "qvel" not in file.files:
             # Without qpos the file's own rewards are the data-collection env's, not this task's:
             # training on them optimises the wrong objective without any visible sign.
-            raise ValueError(f"{path} has no qpos/qvel, which the single-task env {env.spec.id if env.spec else ''} "
+            raise InputError(f"{path} has no qpos/qvel, which the single-task env {env.spec.id if env.spec else ''} "
                              "needs to relabel rewards and masks for its task (as OGBench's loader does)",
                              "regenerate it with `mlx26 rl data make --env ogbench:<…-singletask-…>`, which stores "
                              "qpos/qvel, or train on the goal-conditioned env id")
@@ -163,11 +164,11 @@ def _open_npz(p: Path, path: str | os.PathLike) -> Any:
         file = np.load(p, allow_pickle=False)
     except Exception as exc:  # zipfile / format errors differ by numpy version
         if "pickled" in str(exc):  # numpy's text would suggest the unsafe allow_pickle=True
-            raise ValueError(f"{path} is not an .npz dataset (it holds pickled objects, which are never "
+            raise InputError(f"{path} is not an .npz dataset (it holds pickled objects, which are never "
                              "loaded).") from None
-        raise ValueError(f"cannot read {path} as .npz: {' '.join(str(exc).split())}") from exc
+        raise InputError(f"cannot read {path} as .npz: {' '.join(str(exc).split())}") from exc
     if not hasattr(file, "files"):  # a bare .npy array
-        raise ValueError(f"{path} is a single .npy array, not an .npz dataset.",
+        raise InputError(f"{path} is a single .npy array, not an .npz dataset.",
                          "make one with `mlx26 rl data make … --out D.npz`")
     return file
 
@@ -176,7 +177,7 @@ def info(path: str | os.PathLike) -> dict[str, Any]:
     """Summary of a dataset file (keys, shapes, episodes, reward/action ranges, metadata)."""
     p = Path(path)
     if not p.is_file():
-        raise ValueError(f"dataset not found: {path}")
+        raise InputError(f"dataset not found: {path}")
     with _open_npz(p, path) as file:
         keys = {k: list(file[k].shape) for k in file.files if k != "meta"}
         meta = read_meta(file)

@@ -13,8 +13,9 @@ Unknown ids fail with "Did you mean …?" (a ValueError → exit 2).
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
+
+from mlx26.core.common.errors import InputError, unknown_name
 
 # Retired toy-text ids → the version gymnasium ships now.
 TOY_TEXT_RENAMES: dict[str, str] = {
@@ -51,7 +52,7 @@ def _gym():
 def resolve_env_id(env_id: str) -> tuple[str, str | None]:
     """``(canonical id, notice or None)``; raises ValueError for unknown ids."""
     if not env_id or not env_id.strip():
-        raise ValueError("--env must name an environment", "e.g. --env CartPole-v1 or --env mlx26/toy-modes")
+        raise InputError("--env must name an environment", "e.g. --env CartPole-v1 or --env mlx26/toy-modes")
     own = env_id.removeprefix("mlx26/")
     if own in OWN_ENVS:
         return f"mlx26/{own}", None
@@ -94,13 +95,11 @@ def _require_ogbench():
         raise ModuleNotFoundError("ogbench is needed for ogbench: environments", name="ogbench") from exc
 
 
-def _unknown(env_id: str, choices: list[str], hint_ogbench: bool = False) -> ValueError:
-    close = difflib.get_close_matches(env_id, choices, n=1, cutoff=0.6)
-    message = f"Unknown env '{env_id}'." + (f" Did you mean '{close[0]}'?" if close else "")
+def _unknown(env_id: str, choices: list[str], hint_ogbench: bool = False) -> InputError:
     hint = "any gymnasium id, mlx26/" + "|".join(OWN_ENVS)
     if hint_ogbench:
         hint += ", or ogbench:<id> (e.g. ogbench:cube-single-singletask-task2-v0)"
-    return ValueError(message, hint)
+    return unknown_name("env", env_id, choices, hint)
 
 
 def make_env(env_id: str, **kwargs: Any):

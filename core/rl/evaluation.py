@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 
 
 class Policy(Protocol):
@@ -17,7 +18,7 @@ class Policy(Protocol):
 
 def evaluate(env, policy: Policy, episodes: int, seed: int, max_steps: int | None = None) -> dict[str, Any]:
     if episodes < 1:
-        raise ValueError(f"--eval-episodes must be ≥ 1, got {episodes}")
+        raise InputError(f"--eval-episodes must be ≥ 1, got {episodes}")
     policy.reset(seed)
     returns, lengths, successes = [], [], []
     for i in range(episodes):

@@ -9,11 +9,12 @@ did-you-mean, so a typo fails before any training starts.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from mlx26.core.common.errors import InputError, unknown_name
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -49,7 +50,7 @@ def parse_assignments(items: Iterable[str]) -> dict[str, str]:
         key, sep, value = str(item).partition("=")
         key = key.strip().replace("-", "_")
         if not sep or not key:
-            raise ValueError(f"--set expects key=value, got '{item}'", "e.g. --set lr=1e-3")
+            raise InputError(f"--set expects key=value, got '{item}'", "e.g. --set lr=1e-3")
         out[key] = value.strip()
     return out
 
@@ -61,7 +62,7 @@ def _convert(name: str, value: Any, default: Any) -> Any:
         if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
             return float(value)
         if default is not None and not isinstance(value, type(default)):
-            raise ValueError(f"hyperparameter '{name}' must be {type(default).__name__}, got {value!r}")
+            raise InputError(f"hyperparameter '{name}' must be {type(default).__name__}, got {value!r}")
         return value
     text = value.strip()
     try:
@@ -87,7 +88,7 @@ def _convert(name: str, value: Any, default: Any) -> Any:
         kind = "true/false" if isinstance(default, bool) else type(default).__name__
         if isinstance(default, tuple):
             kind = "comma-separated integers"
-        raise ValueError(f"hyperparameter '{name}' must be {kind}, got '{value}'") from None
+        raise InputError(f"hyperparameter '{name}' must be {kind}, got '{value}'") from None
     return text
 
 
@@ -98,10 +99,9 @@ def apply_overrides(hp: Any, overrides: Mapping[str, Any]) -> Any:
     for raw_key, value in overrides.items():
         key = str(raw_key).replace("-", "_")
         if key not in fields:
-            close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
-            raise ValueError(f"unknown hyperparameter '{raw_key}' for {type(hp).__module__.rsplit('.', 1)[-1]}."
-                             + (f" Did you mean '{close[0]}'?" if close else ""),
-                             "valid keys: " + ", ".join(sorted(fields)))
+            err = unknown_name("hyperparameter", key, fields, "valid keys: " + ", ".join(sorted(fields)))
+            raise InputError(err.message.replace(f"'{key}'.", f"'{raw_key}' for "
+                                                 f"{type(hp).__module__.rsplit('.', 1)[-1]}.", 1), err.hint)
         changes[key] = _convert(key, value, getattr(hp, key))
     new = dataclasses.replace(hp, **changes)
     if hasattr(new, "resolve"):

@@ -14,9 +14,10 @@ names never imports torch.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from types import ModuleType
+
+from mlx26.core.common.errors import InputError, unknown_name
 
 ALGORITHMS: dict[str, str] = {
     "dqn": "mlx26.core.rl.algos.dqn:train",
@@ -31,7 +32,7 @@ ALGORITHMS: dict[str, str] = {
 def register(name: str, target: str) -> None:
     """Add an algorithm (``target`` = ``"package.module:train"``); re-registering replaces it."""
     if ":" not in target:
-        raise ValueError(f"registry target must look like 'module:function', got '{target}'")
+        raise InputError(f"registry target must look like 'module:function', got '{target}'")
     ALGORITHMS[name] = target
 
 
@@ -39,12 +40,9 @@ def names() -> list[str]:
     return sorted(ALGORITHMS)
 
 
-def unknown(kind: str, name: str, choices: list[str]) -> ValueError:
+def unknown(kind: str, name: str, choices: list[str]) -> InputError:
     """``ValueError(message, hint)`` with a did-you-mean suggestion (exit 2 through the CLI)."""
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
-    message = f"Unknown {kind} '{name}'." + (f" Did you mean '{close[0]}'?" if close else "")
-    shown = choices if len(choices) <= 12 else [*choices[:12], "…"]
-    return ValueError(message, "choose one of: " + ", ".join(shown))
+    return unknown_name(kind, name, choices, shown=12)
 
 
 def module(name: str) -> ModuleType:

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.rl import checkpoint, registry
 from mlx26.core.rl.hparams import TrainConfig, apply_overrides
 
@@ -29,11 +30,11 @@ def build_config(algo: str, env: str, overrides: Mapping[str, Any] | None = None
     hp = apply_overrides(mod.Hyperparams(), dict(overrides or {}))
     cfg = TrainConfig(algo=algo, env=env, hp=hp, **common)
     if cfg.steps < 1:
-        raise ValueError(f"--steps must be ≥ 1, got {cfg.steps}")
+        raise InputError(f"--steps must be ≥ 1, got {cfg.steps}")
     if cfg.eval_every < 0:
-        raise ValueError(f"--eval-every must be ≥ 0, got {cfg.eval_every}")
+        raise InputError(f"--eval-every must be ≥ 0, got {cfg.eval_every}")
     if cfg.eval_episodes < 1:
-        raise ValueError(f"--eval-episodes must be ≥ 1, got {cfg.eval_episodes}")
+        raise InputError(f"--eval-episodes must be ≥ 1, got {cfg.eval_episodes}")
     if cfg.device not in ("cpu", "cuda"):
         raise registry.unknown("device", cfg.device, ["cpu", "cuda"])
     if hasattr(mod, "check_config"):
@@ -45,15 +46,15 @@ def prepare_out(out: str, *, force: bool = False, resume: bool = False) -> dict[
     """Make the run folder ready; on ``resume`` return the stored config dict."""
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
-        raise ValueError(f"--out {out} exists and is not a folder")
+        raise InputError(f"--out {out} exists and is not a folder")
     present = [n for n in RUN_FILES if (folder / n).exists()]
     if resume:
         if not (folder / "config.json").is_file() or not (folder / checkpoint.NAME).is_file():
-            raise ValueError(f"nothing to resume in {out}: it needs config.json and {checkpoint.NAME}",
+            raise InputError(f"nothing to resume in {out}: it needs config.json and {checkpoint.NAME}",
                              "start a new run without --resume")
         return json.loads((folder / "config.json").read_text())
     if present and not force:
-        raise ValueError(f"refusing to overwrite the run in {out} ({', '.join(present)})",
+        raise InputError(f"refusing to overwrite the run in {out} ({', '.join(present)})",
                          "add --force to start over, or --resume to continue it")
     for name in present:
         (folder / name).unlink()

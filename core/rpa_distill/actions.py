@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any
 
+from mlx26.core.common.errors import InputError
+
 OPS = ("click", "type", "select")
 _ACTION = re.compile(r"Action:\s*(click|type|select)\(\s*\[?([\w.:-]+)\]?\s*(?:,\s*(\"(?:[^\"\\]|\\.)*\"))?\s*\)",
                      re.IGNORECASE)
@@ -22,11 +24,11 @@ _ACTION = re.compile(r"Action:\s*(click|type|select)\(\s*\[?([\w.:-]+)\]?\s*(?:,
 
 def make(op: str, ref: str, text: str | None = None) -> dict[str, Any]:
     if op not in OPS:
-        raise ValueError(f"unknown action '{op}'.", "use click, type or select")
+        raise InputError(f"unknown action '{op}'.", "use click, type or select")
     action: dict[str, Any] = {"op": op, "ref": str(ref)}
     if op in ("type", "select"):
         if text is None:
-            raise ValueError(f"action {op} needs a text argument.")
+            raise InputError(f"action {op} needs a text argument.")
         action["text"] = str(text)
     return action
 
@@ -42,9 +44,9 @@ def parse_action(reply: str) -> dict[str, Any]:
     match = _ACTION.search(reply)
     if not match:
         shown = " ".join(reply.split())[:80]
-        raise ValueError(f"no parsable 'Action: …' in the agent reply {shown!r}.")
+        raise InputError(f"no parsable 'Action: …' in the agent reply {shown!r}.")
     op, ref, quoted = match.group(1).lower(), match.group(2), match.group(3)
     text = json.loads(quoted) if quoted is not None else None
     if op != "click" and text is None:
-        raise ValueError(f"agent action {op}({ref}) lacks its text argument.")
+        raise InputError(f"agent action {op}({ref}) lacks its text argument.")
     return make(op, ref, text)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.rpa_distill.dom import by_ref
 
 
@@ -23,7 +24,7 @@ def check_demos(trajs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
     """
     tasks = sorted({t["task"] for t in trajs})
     if len(tasks) > 1:
-        raise ValueError(f"the demonstrations mix task ids ({', '.join(tasks)}); distil one task at a time.",
+        raise InputError(f"the demonstrations mix task ids ({', '.join(tasks)}); distil one task at a time.",
                          "split the file by its 'task' field")
     warnings, kept = [], []
     for i, traj in enumerate(trajs, 1):
@@ -34,17 +35,17 @@ def check_demos(trajs: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list
         for j, step in enumerate(traj["steps"], 1):
             action = step.get("action") if isinstance(step, dict) else None
             if not isinstance(action, dict) or "op" not in action or "ref" not in action:
-                raise ValueError(f"trajectory {i} step {j}: no action recorded.")
+                raise InputError(f"trajectory {i} step {j}: no action recorded.")
             elements = step.get("elements") or []
             if not isinstance(elements, list) or not all(_well_formed(el) for el in elements):
-                raise ValueError(f"trajectory {i} step {j}: malformed snapshot (each element needs a string ref, "
+                raise InputError(f"trajectory {i} step {j}: malformed snapshot (each element needs a string ref, "
                                  "tag and text, an attrs object and a 4-number bbox).")
             if by_ref(step.get("elements") or [], action["ref"]) is None:
-                raise ValueError(f"trajectory {i} step {j}: action {action['op']}({action['ref']}) references "
+                raise InputError(f"trajectory {i} step {j}: action {action['op']}({action['ref']}) references "
                                  f"element {action['ref']}, which is missing from its snapshot.")
         kept.append(traj)
     if not kept:
-        raise ValueError("no successful trajectory to distil from.", "record more episodes")
+        raise InputError("no successful trajectory to distil from.", "record more episodes")
     return kept, warnings
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mlx26.core.common.errors import InputError
+
 Expr = tuple[Any, ...]
 TRANSFORMS = ("lower", "upper", "title", "strip")
 
@@ -29,7 +31,7 @@ def evaluate(expr: Expr, fields: dict[str, Any], item: Any = None) -> Any:
         return getattr(str(evaluate(expr[2], fields, item)), expr[1])()
     if kind == "concat":
         return expr[1] + str(evaluate(expr[2], fields, item)) + expr[3]
-    raise ValueError(f"unknown expression kind {kind!r}.")
+    raise InputError(f"unknown expression kind {kind!r}.")
 
 
 def to_code(expr: Expr, item_name: str = "item") -> str:
@@ -45,7 +47,7 @@ def to_code(expr: Expr, item_name: str = "item") -> str:
     if kind == "concat":
         return f"{json.dumps(expr[1], ensure_ascii=False)} + {to_code(expr[2], item_name)} + " \
                f"{json.dumps(expr[3], ensure_ascii=False)}"
-    raise ValueError(f"unknown expression kind {kind!r}.")
+    raise InputError(f"unknown expression kind {kind!r}.")
 
 
 def uses_item(expr: Expr) -> bool:

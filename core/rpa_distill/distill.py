@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.rpa_distill.builder import Program, build, to_source
 from mlx26.core.rpa_distill.env import Env, family
 from mlx26.core.rpa_distill.runtime import run_function
@@ -27,7 +28,7 @@ def distill(trajs: list[dict[str, Any]], resolver: Any = None) -> tuple[str, Pro
     demos, slots, warnings = translate(trajs)
     bad = check_unique(demos)
     if bad:  # the translator's contract; a failure here is a bug, not bad input
-        raise RuntimeError(f"selector not unique in its snapshot at {', '.join(bad[:3])}.")
+        raise RunFailure(f"selector not unique in its snapshot at {', '.join(bad[:3])}.")
     program = build(demos, slots, resolver)
     source = to_source(program)
     load(source, lambda slot, reason: None)  # whitelist check before the code is ever run
@@ -53,7 +54,7 @@ def compile_function(source: str) -> tuple[str, Any, list[Any]]:
 def check_env(task: str, env_name: str) -> None:
     """A function runs on its own task, or the same family elsewhere (synthetic ↔ miniwob)."""
     if family(task) != family(env_name):
-        raise ValueError(f"the function was distilled for {task}, not {env_name}.", f"use --env {task}")
+        raise InputError(f"the function was distilled for {task}, not {env_name}.", f"use --env {task}")
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:

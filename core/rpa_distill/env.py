@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from mlx26.core.common.errors import unknown_name
+
 
 class InvalidAction(RuntimeError):
     """An action that names an element missing from the current observation."""
@@ -54,9 +56,4 @@ def make_env(name: str, *, step_timeout: float = 10.0) -> Env:
 
         if task in miniwob_env.TASKS:
             return miniwob_env.MiniWobEnv(task, step_timeout=step_timeout)
-    import difflib
-
-    names = env_names()
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    raise ValueError(f"Unknown env '{name}'." + (f" Did you mean '{close[0]}'?" if close else ""),
-                     "choose one of: " + ", ".join(names))
+    raise unknown_name("env", name, env_names())

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.rpa_distill.dom import element
 from mlx26.core.rpa_distill.env import InvalidAction
 
@@ -65,7 +66,7 @@ def browser_problem() -> str | None:
 def html_dir() -> Path:
     spec = importlib.util.find_spec("miniwob")
     if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the 'miniwob' package is not installed.")
+        raise RunFailure("the 'miniwob' package is not installed.")
     return Path(next(iter(spec.submodule_search_locations))) / "html" / "miniwob"
 
 
@@ -118,7 +119,7 @@ class MiniWobEnv:
 
     def __init__(self, task: str, *, step_timeout: float = 10.0):
         if task not in TASKS:
-            raise ValueError(f"Unknown MiniWoB task '{task}'.", "supported: " + ", ".join(TASKS))
+            raise InputError(f"Unknown MiniWoB task '{task}'.", "supported: " + ", ".join(TASKS))
         self.task = task
         self.name = f"miniwob/{task}"
         self.step_timeout = step_timeout
@@ -129,7 +130,7 @@ class MiniWobEnv:
     def _start(self) -> None:
         problem = browser_problem()
         if problem:
-            raise RuntimeError(f"cannot start the MiniWoB++ browser: {problem}.")
+            raise RunFailure(f"cannot start the MiniWoB++ browser: {problem}.")
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
 
@@ -152,12 +153,12 @@ class MiniWobEnv:
         deadline = time.monotonic() + self.step_timeout
         while not ready():
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{self.name}: {what} within {self.step_timeout:g} s.")
+                raise RunFailure(f"{self.name}: {what} within {self.step_timeout:g} s.")
             time.sleep(0.02)
 
     def reset(self, seed: int, params: dict[str, Any] | None = None) -> dict[str, Any]:
         if params:
-            raise ValueError("MiniWoB++ tasks draw their own parameters; --params works with synthetic/* only.")
+            raise InputError("MiniWoB++ tasks draw their own parameters; --params works with synthetic/* only.")
         if self.driver is None:
             self._start()
         self.driver.execute_script("core.endEpisode(0);")

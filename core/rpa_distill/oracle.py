@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.rpa_distill.actions import make
 
 Obs = dict[str, Any]
@@ -128,7 +129,7 @@ class OracleAgent:
 
     def __init__(self, family: str):
         if family not in POLICIES:
-            raise ValueError(f"no oracle policy for task family '{family}'.",
+            raise InputError(f"no oracle policy for task family '{family}'.",
                              "families with one: " + ", ".join(POLICIES))
         self.policy = POLICIES[family]
         self.tokens = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
@@ -139,5 +140,5 @@ class OracleAgent:
     def act(self, obs: Obs, history: list[dict[str, Any]]) -> dict[str, Any]:
         action = self.policy(obs)
         if action is None:
-            raise RuntimeError(f"oracle: no applicable action in {obs['task']}.")
+            raise RunFailure(f"oracle: no applicable action in {obs['task']}.")
         return action

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.rpa_distill.distill import HELD_OUT_SEED, distill, summarize, verify
 from mlx26.core.rpa_distill.env import Env, family, make_env
 from mlx26.core.rpa_distill.oracle import OracleAgent
@@ -36,9 +37,9 @@ def make_agent(kind: str, env_name: str, backend: Any = None) -> Any:
         return OracleAgent(family(env_name))
     if kind == "react":
         if backend is None:
-            raise ValueError("the react agent needs an LLM backend.", "give --llm SPEC")
+            raise InputError("the react agent needs an LLM backend.", "give --llm SPEC")
         return ReactAgent(backend)
-    raise ValueError(f"Unknown agent '{kind}'.", "choose one of: oracle, react")
+    raise InputError(f"Unknown agent '{kind}'.", "choose one of: oracle, react")
 
 
 def record(env: Env, agent: Any, episodes: int, seed: int = 0, max_steps: int = 12) -> Iterator[dict[str, Any]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.rpa_distill.env import Env, InvalidAction
 from mlx26.core.rpa_distill.react import AgentError
 
@@ -76,12 +77,12 @@ def record_episode(env: Env, agent: Any, seed: int, *, params: dict[str, Any] | 
 def check_trajectory(traj: Any, where: str) -> None:
     """ValueError naming ``where`` for a record that is not a trajectory."""
     if not isinstance(traj, dict):
-        raise ValueError(f"{where}: a trajectory must be a JSON object.")
+        raise InputError(f"{where}: a trajectory must be a JSON object.")
     missing = [k for k in TRAJECTORY_KEYS if k not in traj]
     if missing:
-        raise ValueError(f"{where}: not a trajectory (missing {', '.join(missing)}).",
+        raise InputError(f"{where}: not a trajectory (missing {', '.join(missing)}).",
                          "record trajectories with `mlx26 rpa-distill record`")
     if not isinstance(traj["steps"], list) or not isinstance(traj["fields"], dict):
-        raise ValueError(f"{where}: 'steps' must be a list and 'fields' an object.")
+        raise InputError(f"{where}: 'steps' must be a list and 'fields' an object.")
     if not isinstance(traj["task"], str):
-        raise ValueError(f"{where}: 'task' must be an environment name string.")
+        raise InputError(f"{where}: 'task' must be an environment name string.")

@@ -18,6 +18,7 @@ import json
 import random
 from typing import Any
 
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.rpa_distill.dom import element
 from mlx26.core.rpa_distill.env import InvalidAction
 
@@ -69,7 +70,7 @@ class SyntheticEnv:
 
     def __init__(self, family: str):
         if family not in FAMILIES:
-            raise ValueError(f"Unknown synthetic family '{family}'.", "choose one of: " + ", ".join(FAMILIES))
+            raise InputError(f"Unknown synthetic family '{family}'.", "choose one of: " + ", ".join(FAMILIES))
         self.family = family
         self.name = f"synthetic/{family}"
         self.state: dict[str, Any] = {}
@@ -95,7 +96,7 @@ class SyntheticEnv:
         allowed = set(fields) | ({"banner"} if self.family == "login-user" else set())
         unknown = sorted(set(params) - allowed)
         if unknown:
-            raise ValueError(f"{self.name} has no field {', '.join(map(repr, unknown))}.",
+            raise InputError(f"{self.name} has no field {', '.join(map(repr, unknown))}.",
                              "its fields: " + ", ".join(sorted(allowed)))
         for key, value in params.items():
             scalar = (str, int, float, bool)
@@ -103,7 +104,7 @@ class SyntheticEnv:
                   if isinstance(fields.get(key), list) else isinstance(value, scalar))
             if not ok:
                 kind = "a list of strings" if isinstance(fields.get(key), list) else "a string"
-                raise ValueError(f"{self.name}: field '{key}' must be {kind}, got {json.dumps(value)}.")
+                raise InputError(f"{self.name}: field '{key}' must be {kind}, got {json.dumps(value)}.")
 
     def observe(self) -> dict[str, Any]:
         page: _Page = self.state["page"]
@@ -116,7 +117,7 @@ class SyntheticEnv:
 
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
         if self.done:
-            raise RuntimeError(f"{self.name}: step after the episode ended.")
+            raise RunFailure(f"{self.name}: step after the episode ended.")
         page: _Page = self.state["page"]
         node = next((n for n in page.nodes if n["ref"] == action["ref"] and self._visible(n)), None)
         if node is None:

@@ -14,16 +14,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from mlx26.core.common.errors import InputError
+
 AGGREGATORS = ("softmax", "min", "mean", "last", "lse", "cvar")
 
 
 def _check(scores: Sequence[float], tau: float, alpha: float) -> None:
     if not len(scores):
-        raise ValueError("cannot aggregate zero steps.")
+        raise InputError("cannot aggregate zero steps.")
     if not (tau > 0 and math.isfinite(tau)):
-        raise ValueError(f"--tau must be a positive finite number, got {tau}.")
+        raise InputError(f"--tau must be a positive finite number, got {tau}.")
     if not 0 < alpha <= 1:
-        raise ValueError(f"--alpha must be in (0, 1], got {alpha}.")
+        raise InputError(f"--alpha must be in (0, 1], got {alpha}.")
 
 
 def softmax_weights(scores: Sequence[float], tau: float = 0.1) -> list[float]:
@@ -36,7 +38,7 @@ def softmax_weights(scores: Sequence[float], tau: float = 0.1) -> list[float]:
 def aggregate(scores: Sequence[float], how: str = "softmax", *, tau: float = 0.1, alpha: float = 0.2) -> float:
     """One number for a sequence of step scores; ≤ 0 means vulnerable."""
     if how not in AGGREGATORS:
-        raise ValueError(f"unknown aggregator '{how}'.", "choose one of: " + ", ".join(AGGREGATORS))
+        raise InputError(f"unknown aggregator '{how}'.", "choose one of: " + ", ".join(AGGREGATORS))
     _check(scores, tau, alpha)
     s = [float(x) for x in scores]
     if how == "softmax":

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlx26.core.common.errors import InputError, RunFailure
+
 ANALYZERS = ("bandit", "semgrep")
 RULES_DIR = Path(__file__).resolve().parent / "rules"
 _REGISTRY_PREFIXES = ("p/", "r/", "s/", "auto", "http://", "https://", "gh:", "supply-chain", "secrets")
@@ -56,7 +58,7 @@ def available(name: str) -> bool:
         return importlib.util.find_spec("bandit") is not None
     if name == "semgrep":
         return _executable("semgrep") is not None
-    raise ValueError(f"unknown analyzer '{name}'.", "choose one of: " + ", ".join(ANALYZERS))
+    raise InputError(f"unknown analyzer '{name}'.", "choose one of: " + ", ".join(ANALYZERS))
 
 
 def check_rules(rules: Sequence[str]) -> list[str]:
@@ -65,11 +67,11 @@ def check_rules(rules: Sequence[str]) -> list[str]:
     for rule in rules:
         if not Path(rule).exists():
             if rule.startswith(_REGISTRY_PREFIXES) or "://" in rule:
-                raise ValueError(f"semgrep config '{rule}' is a registry config: it needs the network and would "
+                raise InputError(f"semgrep config '{rule}' is a registry config: it needs the network and would "
                                  "send code out, so mlx26 refuses it.",
                                  "give a local rule file or folder, e.g. the shipped rules: --rules "
                                  f"{RULES_DIR}")
-            raise ValueError(f"semgrep rule path not found: {rule}")
+            raise InputError(f"semgrep rule path not found: {rule}")
         out.append(str(Path(rule).resolve()))  # semgrep runs inside the staging folder: relative paths would miss
     return out or [str(RULES_DIR)]
 
@@ -97,7 +99,7 @@ def run_bandit(sources: dict[str, str], timeout: float = 600) -> list[Finding]:
         try:
             data = json.loads(proc.stdout)
         except json.JSONDecodeError as exc:
-            raise RuntimeError(f"bandit failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}") from exc
+            raise RunFailure(f"bandit failed (exit {proc.returncode}): {proc.stderr.strip()[:300]}") from exc
     out = []
     for r in data.get("results", []):
         lines = r.get("line_range") or [r["line_number"]]
@@ -127,13 +129,13 @@ def run_semgrep(sources: dict[str, str], rules: Sequence[str] = (), timeout: flo
         except json.JSONDecodeError as exc:
             detail = " ".join(proc.stderr.split())[:300]
             if proc.returncode == 2 and rules:  # semgrep's "invalid configuration" exit, with the user's rules
-                raise ValueError(f"semgrep could not use --rules {' '.join(rules)} (exit 2)"
+                raise InputError(f"semgrep could not use --rules {' '.join(rules)} (exit 2)"
                                  + (f": {detail}" if detail else "."), "give local semgrep YAML rules") from None
-            raise RuntimeError(f"semgrep failed (exit {proc.returncode}): {detail}") from exc
+            raise RunFailure(f"semgrep failed (exit {proc.returncode}): {detail}") from exc
     fatal = [e for e in data.get("errors", []) if e.get("level") == "error"]
     if fatal:  # a bad rule set would otherwise label every step 0
         message = " ".join(str(fatal[0].get("message", fatal[0].get("type", "?"))).split())[:200]
-        raise ValueError(f"semgrep rejected the run: {message}", "check --rules (local semgrep YAML rules)")
+        raise InputError(f"semgrep rejected the run: {message}", "check --rules (local semgrep YAML rules)")
     out = []
     for r in data.get("results", []):
         path = r["path"] if os.path.isabs(r["path"]) else str(Path(tmp) / r["path"])
@@ -149,4 +151,4 @@ def run(name: str, sources: dict[str, str], rules: Sequence[str] = ()) -> list[F
         return run_bandit(sources)
     if name == "semgrep":
         return run_semgrep(sources, rules)
-    raise ValueError(f"unknown analyzer '{name}'.", "choose one of: " + ", ".join(ANALYZERS))
+    raise InputError(f"unknown analyzer '{name}'.", "choose one of: " + ", ".join(ANALYZERS))

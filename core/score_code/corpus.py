@@ -30,6 +30,8 @@ import random
 import re
 from dataclasses import dataclass, field
 
+from mlx26.core.common.errors import InputError
+
 CWES = {"CWE-78": "command injection", "CWE-89": "SQL injection", "CWE-502": "unsafe deserialization",
         "CWE-328": "weak hash", "CWE-22": "path traversal", "CWE-798": "hard-coded secret"}
 MARK = "  #!V"
@@ -277,8 +279,8 @@ def _needed_imports(lines: list[str]) -> set[str]:
 def generate(n: int, seed: int = 0, vulnerable_fraction: float = 0.5) -> list[Example]:
     """``n`` files, deterministic for ``seed``; about ``vulnerable_fraction`` of them vulnerable."""
     if n < 1:
-        raise ValueError(f"--n must be ≥ 1, got {n}.")
+        raise InputError(f"--n must be ≥ 1, got {n}.")
     if not 0 <= vulnerable_fraction <= 1:
-        raise ValueError(f"vulnerable fraction must be in [0, 1], got {vulnerable_fraction}.")
+        raise InputError(f"vulnerable fraction must be in [0, 1], got {vulnerable_fraction}.")
     rng = random.Random(seed)
     return [generate_one(rng, i, rng.random() < vulnerable_fraction) for i in range(n)]

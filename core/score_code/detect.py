@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.score_code.aggregate import aggregate, riskiest
 from mlx26.core.score_code.prm import Scored
 from mlx26.core.score_code.segment import Step, split_lines
@@ -24,7 +25,7 @@ UNITS = ("file", "function")
 def prefix_text(text: str, fraction: float) -> str:
     """The first ⌈fraction · lines⌉ lines of ``text`` (at least one), with line ends."""
     if not 0 < fraction <= 1:
-        raise ValueError(f"--prefix must be in (0, 1], got {fraction}.")
+        raise InputError(f"--prefix must be in (0, 1], got {fraction}.")
     lines = split_lines(text)
     keep = max(1, math.ceil(fraction * len(lines)))
     return "".join(line + "\n" for line in lines[:keep])
@@ -53,7 +54,7 @@ def verdicts(scored: Scored, text: str, *, unit: str = "file", agg: str = "softm
              alpha: float = 0.2, top: int = 3) -> list[dict[str, Any]]:
     """One verdict per unit: aggregate, vulnerable flag and the riskiest steps."""
     if unit not in UNITS:
-        raise ValueError(f"unknown unit '{unit}'.", "choose one of: " + ", ".join(UNITS))
+        raise InputError(f"unknown unit '{unit}'.", "choose one of: " + ", ".join(UNITS))
     groups: list[tuple[str, list[int]]] = []
     if unit == "file":
         groups = [("<file>", list(range(len(scored.steps))))]

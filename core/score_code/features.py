@@ -20,6 +20,8 @@ import zlib
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 
+from mlx26.core.common.errors import InputError
+
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|[^\sA-Za-z0-9_]")
 CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\(")
 DEFAULT_DIM = 1 << 18
@@ -62,7 +64,7 @@ class StepFeaturizer:
 
     def __init__(self, dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW):
         if dim < 2 or dim & (dim - 1):
-            raise ValueError(f"feature dimension must be a power of two, got {dim}.")
+            raise InputError(f"feature dimension must be a power of two, got {dim}.")
         self.dim = dim
         self.mask = dim - 1
         self.window = window
@@ -94,7 +96,7 @@ class StepFeaturizer:
         """``weights @ row`` for this step's row, then advance the context (same as ``__call__``)."""
         if self._weights is not weights:
             if self._recent:
-                raise ValueError("dot() must use one weight vector from the first step on.")
+                raise InputError("dot() must use one weight vector from the first step on.")
             self._weights = weights
         own, ctx_new, call_hashes = self._parts(text)
         value = float(sum(map(weights.__getitem__, own))) + self._ctx_sum

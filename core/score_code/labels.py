@@ -15,6 +15,7 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.score_code.segment import Step, split_lines
 
 LABEL_MODES = ("local", "monotone")
@@ -24,7 +25,7 @@ _RULEID = re.compile(r"#\s*(?:ruleid|todoruleid)\s*:")
 def step_labels(steps: Sequence[Step], ranges: Iterable[tuple[int, int]], mode: str = "local") -> list[int]:
     """1 for a vulnerable step, 0 for a safe one; ``ranges`` are inclusive 1-based line ranges."""
     if mode not in LABEL_MODES:
-        raise ValueError(f"unknown label mode '{mode}'.", "choose one of: " + ", ".join(LABEL_MODES))
+        raise InputError(f"unknown label mode '{mode}'.", "choose one of: " + ", ".join(LABEL_MODES))
     spans = list(ranges)
     labels = [int(any(a <= s.end_line and b >= s.start_line for a, b in spans)) for s in steps]
     if mode == "monotone" and 1 in labels:

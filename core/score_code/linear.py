@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.score_code.features import DEFAULT_DIM, DEFAULT_WINDOW, StepFeaturizer, csr
 
 
@@ -61,9 +62,9 @@ def train_linear(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[
     rows = feature_rows(step_texts, dim, window)
     y = np.asarray([v for ls in labels for v in ls], dtype=np.float64)
     if len(rows) != len(y):
-        raise ValueError("labels and steps differ in number.")
+        raise InputError("labels and steps differ in number.")
     if y.min() == y.max():
-        raise ValueError("training needs both vulnerable and safe steps.")
+        raise InputError("training needs both vulnerable and safe steps.")
     full = csr(rows, dim).astype(np.float64)
     # Optimise over the features that occur only: the others have zero gradient at w = 0 and stay 0
     # (same optimum, and L-BFGS-B on 2^18 coordinates would spend most of its time on zeros).

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.score_code.segment import Step, segment
 
 MODELS = ("linear", "transformer")
@@ -25,14 +26,14 @@ _CACHE: dict[tuple[str, str], Any] = {}
 
 def load_model(kind: str = "linear", model_dir: str | None = None):
     if kind not in MODELS:
-        raise ValueError(f"unknown model '{kind}'.", "choose one of: " + ", ".join(MODELS))
+        raise InputError(f"unknown model '{kind}'.", "choose one of: " + ", ".join(MODELS))
     folder = Path(model_dir) if model_dir else SHIPPED_DIR
     key = (str(folder.resolve()), kind)
     if key in _CACHE:
         return _CACHE[key]
     path = folder / f"{kind}.npz"
     if not path.is_file():
-        raise ValueError(f"no {kind} model in {folder} (missing {path.name}).",
+        raise InputError(f"no {kind} model in {folder} (missing {path.name}).",
                          "train one with `mlx26 score-code train --out DIR`, or drop --model-dir for the shipped one")
     import zipfile
 
@@ -52,7 +53,7 @@ def load_model(kind: str = "linear", model_dir: str | None = None):
     except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile) as exc:
         detail = (f"missing array {exc}" if isinstance(exc, KeyError) else "not an .npz archive"
                   if "pickle" in str(exc) or isinstance(exc, zipfile.BadZipFile) else str(exc).split(".")[0])
-        raise ValueError(f"{path} is not a valid {kind} model ({detail}).",
+        raise InputError(f"{path} is not a valid {kind} model ({detail}).",
                          "retrain it with `mlx26 score-code train --out DIR`, or drop --model-dir for the shipped one"
                          ) from None
     _CACHE[key] = model

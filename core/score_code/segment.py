@@ -25,6 +25,8 @@ import re
 import tokenize
 from dataclasses import dataclass
 
+from mlx26.core.common.errors import InputError
+
 MODES = ("block", "line", "logical", "ast")
 # Keywords that continue the previous top-level statement (if/try/for/while/match clauses).
 _CONTINUATIONS = ("else", "elif", "except", "finally")
@@ -179,7 +181,7 @@ def split_lines(text: str) -> list[str]:
 def segment(text: str | list[str], mode: str = "block") -> list[Step]:
     """Steps of ``text`` (or of a list of lines) for one of :data:`MODES`."""
     if mode not in MODES:
-        raise ValueError(f"unknown segmentation '{mode}'.", "choose one of: " + ", ".join(MODES))
+        raise InputError(f"unknown segmentation '{mode}'.", "choose one of: " + ", ".join(MODES))
     lines = split_lines(text) if isinstance(text, str) else list(text)
     if mode == "block":
         spans = block_spans(lines)

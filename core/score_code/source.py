@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.score_code.segment import split_lines
 
 BINARY_SNIFF = 8192
@@ -70,5 +71,5 @@ def iter_paths(paths: list[str], suffixes: tuple[str, ...] = (".py",)) -> Iterat
 def read_path(path: str) -> Source:
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"input file not found: {path}")
+        raise InputError(f"input file not found: {path}")
     return decode(p.read_bytes(), path)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mlx26.core._version import __version__
+from mlx26.core.common.errors import InputError
 from mlx26.core.score_code.labels import step_labels
 from mlx26.core.score_code.prm import MODELS, save_model
 from mlx26.core.score_code.segment import segment
@@ -38,7 +39,7 @@ def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mod
             vulnerable = r.get("vulnerable_lines", [])
             if not isinstance(r["code"], str) or not isinstance(vulnerable, list) or not all(
                     isinstance(n, int) and not isinstance(n, bool) for n in vulnerable):
-                raise ValueError(f"training record {i}: 'code' must be a string and 'vulnerable_lines' a list "
+                raise InputError(f"training record {i}: 'code' must be a string and 'vulnerable_lines' a list "
                                  "of line numbers.", "make data with `mlx26 score-code corpus`")
             lines = [(n, n) for n in vulnerable]
             for mode in modes:
@@ -49,11 +50,11 @@ def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mod
         elif {"text", "label"} <= set(r):
             order = r.get("step", r.get("start_line", 0))
             if not isinstance(order, int) or isinstance(order, bool):
-                raise ValueError(f"training record {i}: 'step' (or 'start_line') must be an integer.",
+                raise InputError(f"training record {i}: 'step' (or 'start_line') must be an integer.",
                                  "make data with `mlx26 score-code label`")
             by_file.setdefault(str(r.get("file", "")), []).append(r)
         else:
-            raise ValueError("a training record needs 'code' (+ 'vulnerable_lines') or labelled steps "
+            raise InputError("a training record needs 'code' (+ 'vulnerable_lines') or labelled steps "
                              "('text', 'label').", "make data with `mlx26 score-code corpus` or `score-code label`")
     for rows in by_file.values():
         rows.sort(key=lambda r: int(r.get("step", r.get("start_line", 0))))
@@ -68,7 +69,7 @@ def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] 
     """Train the requested models into ``out_dir`` and write ``manifest.json``; return the manifest."""
     for m in models:
         if m not in MODELS:
-            raise ValueError(f"unknown model '{m}'.", "choose one of: " + ", ".join(MODELS))
+            raise InputError(f"unknown model '{m}'.", "choose one of: " + ", ".join(MODELS))
     digest = hashlib.sha256(json.dumps(records, sort_keys=True).encode("utf-8", "surrogateescape")).hexdigest()
     entry: dict[str, Any] = {"mlx26": __version__, "seed": seed, "label_mode": label_mode,
                              "data": {"records": len(records), "sha256": digest, **(data_note or {})},
@@ -77,7 +78,7 @@ def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] 
         modes = DEFAULT_TRAIN_MODES[kind]
         texts, labels = sequences(records, modes, label_mode)
         if not any(any(y) for y in labels) or all(all(y) for y in labels):
-            raise ValueError("training data need both vulnerable and safe steps.")
+            raise InputError("training data need both vulnerable and safe steps.")
         t0 = time.process_time()
         if kind == "linear":
             from mlx26.core.score_code.linear import train_linear

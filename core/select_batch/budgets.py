@@ -19,6 +19,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
+from mlx26.core.common.errors import InputError
+
 BUDGET_MODES = ("proportional", "equal")
 
 
@@ -38,14 +40,14 @@ def allocate_budgets(counts: Mapping[str, int], budget: int,
     """
     total = sum(counts.values())
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
-        raise ValueError(f"the budget must be a positive integer, got {budget!r}.")
+        raise InputError(f"the budget must be a positive integer, got {budget!r}.")
     if budget > total:
-        raise ValueError(f"the budget {budget} exceeds the pool ({total} usable items).",
+        raise InputError(f"the budget {budget} exceeds the pool ({total} usable items).",
                          "lower --budget or give a larger pool")
     if isinstance(mode, Mapping):
         return _given(counts, budget, mode)
     if mode not in BUDGET_MODES:
-        raise ValueError(f"Unknown budget mode '{mode}'.", "choose proportional, equal or a JSON file")
+        raise InputError(f"Unknown budget mode '{mode}'.", "choose proportional, equal or a JSON file")
     weights = {d: float(n) if mode == "proportional" else 1.0 for d, n in counts.items() if n > 0}
     return _water_fill(dict(counts), budget, weights)
 
@@ -54,15 +56,15 @@ def _given(counts: Mapping[str, int], budget: int, given: Mapping[str, int]) -> 
     out = {}
     for domain, k in given.items():
         if domain not in counts:
-            raise ValueError(f"budget domain '{domain}' is not in the pool (domains: {', '.join(sorted(counts))}).")
+            raise InputError(f"budget domain '{domain}' is not in the pool (domains: {', '.join(sorted(counts))}).")
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"the budget of domain '{domain}' must be an integer ≥ 0, got {k!r}.")
+            raise InputError(f"the budget of domain '{domain}' must be an integer ≥ 0, got {k!r}.")
         if k > counts[domain]:
-            raise ValueError(f"the budget of domain '{domain}' ({k}) exceeds its {counts[domain]} usable "
+            raise InputError(f"the budget of domain '{domain}' ({k}) exceeds its {counts[domain]} usable "
                              "pool items.")
         out[domain] = k
     if sum(out.values()) != budget:
-        raise ValueError(f"the per-domain budgets sum to {sum(out.values())}, not to the budget {budget}.")
+        raise InputError(f"the per-domain budgets sum to {sum(out.values())}, not to the budget {budget}.")
     return {d: out.get(d, 0) for d in sorted(counts)}
 
 
@@ -100,12 +102,12 @@ def parse_budget_mode(value: str) -> str | dict[str, int]:
 
     path = Path(value)
     if not path.is_file():
-        raise ValueError(f"--budget-mode must be proportional, equal or a JSON file of per-domain budgets; "
+        raise InputError(f"--budget-mode must be proportional, equal or a JSON file of per-domain budgets; "
                          f"'{value}' is none of these.", 'a file holds e.g. {"code": 4, "prose": 4}')
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{value}: not valid JSON ({exc}).") from None
+        raise InputError(f"{value}: not valid JSON ({exc}).") from None
     if not isinstance(data, dict) or not data:
-        raise ValueError(f"{value}: expected a JSON object {{domain: budget}}.")
+        raise InputError(f"{value}: expected a JSON object {{domain: budget}}.")
     return data

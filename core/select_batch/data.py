@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mlx26.core.common.errors import InputError
+
 DEMO_DOMAINS = {"code": "stdlib-code", "prose": "stdlib-prose", "arithmetic": "arithmetic"}
 POOL_MIX = {"code": 0.5, "prose": 0.3, "arithmetic": 0.2}
 VAL_MIX = {"code": 1 / 3, "prose": 1 / 3, "arithmetic": 1 / 3}
@@ -36,24 +38,24 @@ def parse_rows(rows: Iterable[tuple[int, Mapping[str, Any]]], source: str, *, ne
     for line, record in rows:
         text = record.get("text")
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"{source} line {line}: needs a non-empty string 'text'.")
+            raise InputError(f"{source} line {line}: needs a non-empty string 'text'.")
         domain = record.get("domain")
         if domain is None and not need_domain:
             domain = "all"
         if not isinstance(domain, str) or not domain:
-            raise ValueError(f"{source} line {line}: needs a string 'domain'.")
+            raise InputError(f"{source} line {line}: needs a string 'domain'.")
         given = "id" in record
         rid = record.get("id", line)
         if isinstance(rid, bool) or not isinstance(rid, str | int) or (isinstance(rid, str) and not rid):
-            raise ValueError(f"{source} line {line}: 'id' must be a non-empty string or an integer, not {rid!r}.")
+            raise InputError(f"{source} line {line}: 'id' must be a non-empty string or an integer, not {rid!r}.")
         rid = str(rid)
         if rid in seen:
             what = f"duplicate id '{rid}'" if given else f"has no id, and its default id '{rid}' (the line number)"
-            raise ValueError(f"{source} line {line}: {what} (first on line {seen[rid]}).", "ids must be unique")
+            raise InputError(f"{source} line {line}: {what} (first on line {seen[rid]}).", "ids must be unique")
         seen[rid] = line
         items.append(PoolItem(rid, domain, text))
     if not items:
-        raise ValueError(f"{source} has no rows.")
+        raise InputError(f"{source} has no rows.")
     return items
 
 
@@ -76,9 +78,9 @@ def demo_rows(split: str = "train", n: int = 240, seed: int = 0, mix: Mapping[st
 
     corpus_split = {"train": "train", "pool": "train", "val": "heldout", "heldout": "heldout"}.get(split)
     if corpus_split is None:
-        raise ValueError(f"Unknown split '{split}'.", "choose train or val")
+        raise InputError(f"Unknown split '{split}'.", "choose train or val")
     if n < 1:
-        raise ValueError(f"--n must be ≥ 1, got {n}.")
+        raise InputError(f"--n must be ≥ 1, got {n}.")
     mix = dict(mix or (POOL_MIX if corpus_split == "train" else VAL_MIX))
     scaled = {d: max(1, round(w * 1_000_000)) for d, w in mix.items()}
     counts = _proportional(scaled, n)
@@ -108,7 +110,7 @@ def demo_rows(split: str = "train", n: int = 240, seed: int = 0, mix: Mapping[st
             depth += 1
             if taken == before:
                 most = int(taken / max(mix[domain] / sum(mix.values()), 1e-9))
-                raise ValueError(f"--n {n} is too large: the {domain} corpus has only {taken} snippets for the "
+                raise InputError(f"--n {n} is too large: the {domain} corpus has only {taken} snippets for the "
                                  f"{split} split.", f"use --n ≤ about {most}")
     order = list(range(len(rows)))
     rng.shuffle(order)

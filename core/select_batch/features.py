@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 
 GRAD_PARAMS = ("last-layer", "last-block", "lora")
 FEATURE_PATHS = ("auto", "ghost", "vmap")
@@ -41,10 +42,10 @@ FEATURE_CHUNK = 64  # texts per vmap(grad) call (bounds the per-example gradient
 def clean_rows(G: np.ndarray, what: str = "pool") -> tuple[np.ndarray, np.ndarray, int]:
     """(L2-normalised finite non-zero rows, boolean keep mask, number dropped)."""
     if np.iscomplexobj(G):
-        raise ValueError(f"{what} gradients must be real numbers, got a complex array.")
+        raise InputError(f"{what} gradients must be real numbers, got a complex array.")
     G = np.asarray(G, dtype=np.float64)
     if G.ndim != 2 or G.shape[0] == 0 or G.shape[1] == 0:
-        raise ValueError(f"{what} gradients must be a non-empty 2-D array (rows × dims), got shape {G.shape}.")
+        raise InputError(f"{what} gradients must be a non-empty 2-D array (rows × dims), got shape {G.shape}.")
     finite = np.all(np.isfinite(G), axis=1)
     G = np.where(finite[:, None], G, 0.0)
     # Scale by the row's largest |value| first: a plain norm overflows to inf for huge (finite)
@@ -54,13 +55,13 @@ def clean_rows(G: np.ndarray, what: str = "pool") -> tuple[np.ndarray, np.ndarra
     norms = peak * np.linalg.norm(G / safe[:, None], axis=1)
     keep = finite & (norms > ZERO_NORM)
     if not keep.any():
-        raise ValueError(f"every {what} gradient row is NaN, infinite or zero.")
+        raise InputError(f"every {what} gradient row is NaN, infinite or zero.")
     return G[keep] / norms[keep, None], keep, int((~keep).sum())
 
 
 def check_dims(pool: np.ndarray, val: np.ndarray) -> None:
     if np.ndim(pool) != 2 or np.ndim(val) != 2 or pool.shape[1] != val.shape[1]:
-        raise ValueError(f"pool gradients have dimension {np.shape(pool)[-1]} but validation gradients have "
+        raise InputError(f"pool gradients have dimension {np.shape(pool)[-1]} but validation gradients have "
                          f"{np.shape(val)[-1]}.", "compute both with the same model, parameters and projection")
 
 
@@ -91,17 +92,17 @@ class Featurizer:
 
     def __post_init__(self) -> None:
         if self.grad_params not in GRAD_PARAMS:
-            raise ValueError(f"Unknown gradient parameters '{self.grad_params}'.",
+            raise InputError(f"Unknown gradient parameters '{self.grad_params}'.",
                              "choose one of: " + ", ".join(GRAD_PARAMS))
         if self.proj_dim < 0:
-            raise ValueError(f"--proj-dim must be ≥ 0 (0 = no projection), got {self.proj_dim}.")
+            raise InputError(f"--proj-dim must be ≥ 0 (0 = no projection), got {self.proj_dim}.")
         if self.path not in FEATURE_PATHS:
-            raise ValueError(f"Unknown feature path '{self.path}'.", "choose one of: " + ", ".join(FEATURE_PATHS))
+            raise InputError(f"Unknown feature path '{self.path}'.", "choose one of: " + ", ".join(FEATURE_PATHS))
         if self.path == "ghost" and self.grad_params != "last-layer":
-            raise ValueError(f"the ghost (closed-form) features exist for --grad-params last-layer only, not "
+            raise InputError(f"the ghost (closed-form) features exist for --grad-params last-layer only, not "
                              f"'{self.grad_params}'.", "use --features vmap or auto")
         if self.seq_len < 2:
-            raise ValueError(f"the sequence length must be ≥ 2, got {self.seq_len}.")
+            raise InputError(f"the sequence length must be ≥ 2, got {self.seq_len}.")
         if self.grad_params == "lora":
             self.model = add_lora(self.model, self.lora_rank)
 

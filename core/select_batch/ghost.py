@@ -25,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mlx26.core.common.errors import InputError
+
 
 @dataclass(frozen=True)
 class TensorSketch:
@@ -41,7 +43,7 @@ class TensorSketch:
         import torch
 
         if dim < 2:
-            raise ValueError(f"the sketch dimension must be ≥ 2, got {dim}.")
+            raise InputError(f"the sketch dimension must be ≥ 2, got {dim}.")
         gen = torch.Generator().manual_seed(int(seed) + 7919)  # not the CountSketch stream of the same seed
         b1 = torch.randint(0, dim, (vocab,), generator=gen)
         s1 = torch.randint(0, 2, (vocab,), generator=gen).float() * 2 - 1

@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 from mlx26.core.select_batch.utility import QuadraticUtility
 
 METHODS = ("partitionsel", "independent", "gradmatch", "greats", "random")
@@ -69,20 +70,20 @@ def select(util: QuadraticUtility, domains: Sequence[str], budget: int, method: 
     independent, random) and ignored by gradmatch and greats.
     """
     if method not in METHODS:
-        raise ValueError(f"Unknown method '{method}'.", "choose one of: " + ", ".join(METHODS))
+        raise InputError(f"Unknown method '{method}'.", "choose one of: " + ", ".join(METHODS))
     labels = list(domains)
     if len(labels) != util.n:
-        raise ValueError(f"{len(labels)} domain labels for {util.n} pool items.")
+        raise InputError(f"{len(labels)} domain labels for {util.n} pool items.")
     if budget < 1 or budget > util.n:
-        raise ValueError(f"the budget {budget} must be between 1 and the pool size {util.n}.")
+        raise InputError(f"the budget {budget} must be between 1 and the pool size {util.n}.")
     names = sorted(set(labels))
     code = np.array([names.index(d) for d in labels])
     if method in BUDGETED:
         if budgets is None or sum(budgets.values()) != budget:
-            raise ValueError(f"method '{method}' needs per-domain budgets summing to {budget}.")
+            raise InputError(f"method '{method}' needs per-domain budgets summing to {budget}.")
         capacity = np.array([int(budgets.get(d, 0)) for d in names])
         if np.any(capacity > np.bincount(code, minlength=len(names))):
-            raise ValueError("a per-domain budget exceeds that domain's pool items.")
+            raise InputError("a per-domain budget exceeds that domain's pool items.")
     else:
         capacity = None
     rng = np.random.default_rng(seed)

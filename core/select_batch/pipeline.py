@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 from mlx26.core.select_batch.budgets import allocate_budgets, domain_counts
 from mlx26.core.select_batch.features import check_dims, clean_rows
 from mlx26.core.select_batch.greedy import BUDGETED, Selection, select
@@ -29,12 +30,12 @@ def select_from_features(G: np.ndarray, domains: Sequence[str], ids: Sequence[st
     if V.ndim == 1:
         V = V[None, :]
     if G.ndim != 2:
-        raise ValueError(f"pool gradients must be a 2-D array (rows × dims), got shape {G.shape}.")
+        raise InputError(f"pool gradients must be a 2-D array (rows × dims), got shape {G.shape}.")
     if len(domains) != G.shape[0] or len(ids) != G.shape[0]:
-        raise ValueError(f"{G.shape[0]} gradient rows but {len(domains)} domain labels and {len(ids)} ids.")
+        raise InputError(f"{G.shape[0]} gradient rows but {len(domains)} domain labels and {len(ids)} ids.")
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if list(ids).count(i) > 1)
-        raise ValueError(f"duplicate id '{dup}' in the pool.", "ids must be unique")
+        raise InputError(f"duplicate id '{dup}' in the pool.", "ids must be unique")
     check_dims(G, V)
     Gc, keep, dropped = clean_rows(G, "pool")
     Vc, _, dropped_val = clean_rows(V, "validation")
@@ -44,7 +45,7 @@ def select_from_features(G: np.ndarray, domains: Sequence[str], ids: Sequence[st
     if method in BUDGETED or not isinstance(budget_mode, str):
         budgets = allocate_budgets(domain_counts(kept_domains), budget, budget_mode)
     elif budget > len(kept_ids):
-        raise ValueError(f"the budget {budget} exceeds the pool ({len(kept_ids)} usable items).")
+        raise InputError(f"the budget {budget} exceeds the pool ({len(kept_ids)} usable items).")
     util = QuadraticUtility.from_features(Gc, Vc, eta)
     sel = select(util, kept_domains, budget, method, budgets, randomized=randomized, seed=seed)
     records = [{"id": kept_ids[i], "domain": kept_domains[i], "weight": w, "rank": r}
@@ -69,7 +70,7 @@ def select_from_texts(items: Sequence[Any], val_items: Sequence[Any], budget: in
     apply_torch_threads(torch)
     seed_everything(seed)
     if budget > len(items):
-        raise ValueError(f"the budget {budget} exceeds the pool ({len(items)} items).")
+        raise InputError(f"the budget {budget} exceeds the pool ({len(items)} items).")
     start = time.perf_counter()
     feat = Featurizer(load_model(model), load_tokenizer(model), grad_params, proj_dim, seed, seq_len, path=features)
     load_s = time.perf_counter() - start

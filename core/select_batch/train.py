@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.select_batch.budgets import allocate_budgets, domain_counts
 from mlx26.core.select_batch.data import PoolItem
 from mlx26.core.select_batch.features import GRAD_PARAMS, clean_rows
@@ -61,24 +62,24 @@ class TrainConfig:
 
     def validate(self, pool_size: int) -> None:
         if self.method not in METHODS:
-            raise ValueError(f"Unknown method '{self.method}'.", "choose one of: " + ", ".join(METHODS))
+            raise InputError(f"Unknown method '{self.method}'.", "choose one of: " + ", ".join(METHODS))
         if self.grad_params not in GRAD_PARAMS:
-            raise ValueError(f"Unknown gradient parameters '{self.grad_params}'.",
+            raise InputError(f"Unknown gradient parameters '{self.grad_params}'.",
                              "choose one of: " + ", ".join(GRAD_PARAMS))
         for name in ("steps", "batch", "buffer", "eval_every", "refresh"):
             if getattr(self, name) < 1:
-                raise ValueError(f"--{name.replace('_', '-')} must be ≥ 1, got {getattr(self, name)}.")
+                raise InputError(f"--{name.replace('_', '-')} must be ≥ 1, got {getattr(self, name)}.")
         if not (self.lr > 0 and np.isfinite(self.lr)):
-            raise ValueError(f"--lr must be a positive number, got {self.lr}.")
+            raise InputError(f"--lr must be a positive number, got {self.lr}.")
         if not (np.isfinite(self.eta) and 0 < self.eta <= 1e6):
-            raise ValueError(f"--eta must be a positive number ≤ 1e6, got {self.eta}.")
+            raise InputError(f"--eta must be a positive number ≤ 1e6, got {self.eta}.")
         if self.proj_dim == 1 or self.proj_dim < 0:
-            raise ValueError(f"--proj-dim must be 0 (no projection) or ≥ 2, got {self.proj_dim}.")
+            raise InputError(f"--proj-dim must be 0 (no projection) or ≥ 2, got {self.proj_dim}.")
         if self.batch * self.buffer > pool_size:
-            raise ValueError(f"batch × buffer = {self.batch * self.buffer} candidates a step, but the pool has only "
+            raise InputError(f"batch × buffer = {self.batch * self.buffer} candidates a step, but the pool has only "
                              f"{pool_size} rows.", "lower --batch/--buffer or give a larger pool")
         if not isinstance(self.budget_mode, str) and sum(self.budget_mode.values()) != self.batch:
-            raise ValueError(f"the per-domain budgets sum to {sum(self.budget_mode.values())}, not to --batch "
+            raise InputError(f"the per-domain budgets sum to {sum(self.budget_mode.values())}, not to --batch "
                              f"{self.batch}.")
 
 
@@ -91,14 +92,14 @@ class SelectTrainer:
         if not isinstance(config.budget_mode, str):
             missing = sorted(set(config.budget_mode) - {it.domain for it in items})
             if missing:
-                raise ValueError(f"budget domain '{missing[0]}' is not in the pool.")
+                raise InputError(f"budget domain '{missing[0]}' is not in the pool.")
             # The candidate stream is fixed by the seed: find an infeasible buffer now, not mid-run.
             stream = candidate_stream(len(items), config.batch * config.buffer, config.seed)
             for step in range(1, config.steps + 1):
                 try:
                     _budget_mode(config.budget_mode, [items[i].domain for i in next(stream)])
                 except ValueError as exc:
-                    raise ValueError(f"step {step}: {exc}", "the per-domain budgets need every budget domain in "
+                    raise InputError(f"step {step}: {exc}", "the per-domain budgets need every budget domain in "
                                      "every buffer: raise --buffer, or lower that domain's budget to 0") from None
         import torch
         from mlx26.core.common.seeding import seed_everything
@@ -166,14 +167,14 @@ class SelectTrainer:
         kept = [c for c, k in zip(cand, keep, strict=True) if k]
         kept_domains = [self.items[i].domain for i in kept]
         if len(kept) < cfg.batch:
-            raise RuntimeError(f"step {step}: only {len(kept)} of {len(cand)} candidates have usable gradients.")
+            raise RunFailure(f"step {step}: only {len(kept)} of {len(cand)} candidates have usable gradients.")
         budgets = None
         if cfg.method in BUDGETED:
             try:
                 budgets = allocate_budgets(domain_counts(kept_domains), cfg.batch,
                                            _budget_mode(cfg.budget_mode, kept_domains))
             except ValueError as exc:
-                raise RuntimeError(f"step {step}: {exc.args[0]}") from None
+                raise RunFailure(f"step {step}: {exc.args[0]}") from None
         util = QuadraticUtility.from_features(Gc, Vc, cfg.eta)
         sel = select(util, kept_domains, cfg.batch, cfg.method, budgets, randomized=cfg.randomized, seed=seed)
         info = {"utility": sel.utility, "conflicting_pairs": sel.conflicting_pairs, "dropped": dropped,
@@ -270,7 +271,7 @@ def candidate_stream(n: int, size: int, seed: int) -> Iterator[list[int]]:
     """Windows of ``size`` distinct pool indices: consecutive slices of seeded permutations (an
     epoch's tail shorter than ``size`` is skipped, so no window repeats an item)."""
     if not 1 <= size <= n:
-        raise ValueError(f"cannot draw {size} distinct candidates from a pool of {n}.")
+        raise InputError(f"cannot draw {size} distinct candidates from a pool of {n}.")
     rng = np.random.default_rng(seed)
     while True:
         order = rng.permutation(n).tolist()
@@ -284,5 +285,5 @@ def _budget_mode(mode: str | Mapping[str, int], domains: Sequence[str]) -> str |
     present = set(domains)
     missing = [d for d, k in mode.items() if d not in present and k > 0]
     if missing:
-        raise ValueError(f"budget domain '{missing[0]}' has no candidate in this buffer.")
+        raise InputError(f"budget domain '{missing[0]}' has no candidate in this buffer.")
     return {d: k for d, k in mode.items() if d in present}

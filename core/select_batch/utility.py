@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from mlx26.core.common.errors import InputError, RunFailure
 
 NNLS_MAX = 64
 JITTER = 1e-10
@@ -39,10 +40,10 @@ class QuadraticUtility:
         G = np.asarray(G, dtype=np.float64)
         A = np.atleast_2d(np.asarray(anchors, dtype=np.float64))
         if G.ndim != 2 or G.shape[1] != A.shape[1]:
-            raise ValueError(f"pool features have dimension {G.shape[-1]} but the validation features have "
+            raise InputError(f"pool features have dimension {G.shape[-1]} but the validation features have "
                              f"{A.shape[1]}.", "compute both with the same model, parameters and --proj-dim")
         if not (np.isfinite(eta) and eta > 0):
-            raise ValueError(f"the utility learning rate η must be a positive number, got {eta}.")
+            raise InputError(f"the utility learning rate η must be a positive number, got {eta}.")
         K = G @ G.T
         s = (G @ A.T).mean(axis=1)
         return cls(c=eta * s + 0.5 * eta**2 * np.diag(K), Q=eta**2 * K, K=K)
@@ -89,7 +90,7 @@ def _nnls_quadratic(c: np.ndarray, Q: np.ndarray) -> np.ndarray:
         except np.linalg.LinAlgError:
             continue
     else:  # pragma: no cover - Q is PSD by construction
-        raise RuntimeError("the utility's Gram matrix is not positive semi-definite.")
+        raise RunFailure("the utility's Gram matrix is not positive semi-definite.")
     L = np.tril(L)
     b = solve_triangular(L, c, lower=True)
     w, _ = nnls(L.T, b, maxiter=50 * len(c))

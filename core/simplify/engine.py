@@ -41,6 +41,7 @@ import sys
 from typing import Any
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 from mlx26.core.simplify.errors import ExpressionError
 from mlx26.core.simplify.ops import (
     ARITY,
@@ -197,7 +198,7 @@ class Engine:
 
     def __init__(self, mode: str = "sound", mask_constants: bool = False, ruleset=None):
         if mode not in ("sound", "lossy"):
-            raise ValueError(f"mode must be 'sound' or 'lossy', not {mode!r}")
+            raise InputError(f"mode must be 'sound' or 'lossy', not {mode!r}")
         self.sound = mode == "sound"
         self.mask = bool(mask_constants)
         self.memo: dict = {}

@@ -29,6 +29,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 from mlx26.core.simplify.errors import ExpressionError
 from mlx26.core.simplify.ops import CONSTANT, evaluate, is_var
 from mlx26.core.simplify.parse import parse_any, tree_to_prefix
@@ -101,7 +102,7 @@ def equivalent_details(a, b, n_points: int = 128, seed: int = 0, rtol: float = 1
                        n_challenges: int = 3, allow_renaming: bool = False) -> dict:
     """Like ``equivalent`` but returns ``{"equivalent", "reason", "mapping", ...}``."""
     if domain not in ("strict", "intersection"):
-        raise ValueError("domain must be 'strict' or 'intersection'")
+        raise InputError("domain must be 'strict' or 'intersection'")
     pa, pb = _prefix(a), _prefix(b)
     va = sorted({t for t in pa if is_var(t)}, key=lambda t: int(t[1:]))
     vb = sorted({t for t in pb if is_var(t)}, key=lambda t: int(t[1:]))

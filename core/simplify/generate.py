@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.simplify.ops import ARITY, CONSTANT
 from mlx26.core.simplify.parse import tree_to_prefix
 
@@ -70,6 +71,6 @@ def random_expressions(n: int, seed: int = 0, max_ops: int = 10, n_vars: int = 3
     ``constants``: "numeric" (random two-decimal numbers) or "placeholder" (``<constant>``).
     """
     if constants not in ("numeric", "placeholder"):
-        raise ValueError("constants must be 'numeric' or 'placeholder'")
+        raise InputError("constants must be 'numeric' or 'placeholder'")
     rng = random.Random(seed)
     return [random_expression(rng, max_ops, n_vars, constants) for _ in range(n)]

@@ -38,6 +38,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 from mlx26.core.simplify.ops import ARITY, CONSTANT, OPERATORS, evaluate
 from mlx26.core.simplify.parse import tree_to_prefix
 
@@ -199,7 +200,7 @@ def mine(max_len: int = 5, n_vars: int = 2, seed: int = 0, literals=DEFAULT_LITE
     ops = list(operators) if operators is not None else list(OPERATORS)
     for o in ops:
         if o not in ARITY:
-            raise ValueError(f"unknown operator {o!r}")
+            raise InputError(f"unknown operator {o!r}")
     unary = [o for o in ops if ARITY[o] == 1]
     binary = [o for o in ops if ARITY[o] == 2]
     rng = np.random.default_rng(seed)

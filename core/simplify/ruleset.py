@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.simplify.errors import ExpressionError
 from mlx26.core.simplify.ops import ARITY, CONSTANT, is_number, is_wild
 from mlx26.core.simplify.parse import Tree
@@ -151,22 +152,22 @@ def load_rules(path=None) -> RuleSet:
                 rs = RuleSet([], {"note": "default rules file missing"}, k)
                 _CACHE[k] = rs
                 return rs
-            raise ValueError(f"rules file not found: {p}", "check the path")
+            raise InputError(f"rules file not found: {p}", "check the path")
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"rules file {p} is not valid JSON ({getattr(exc, 'msg', exc.__class__.__name__)}).",
+            raise InputError(f"rules file {p} is not valid JSON ({getattr(exc, 'msg', exc.__class__.__name__)}).",
                              "give a file written by `mlx26 simplify mine`") from None
         rules, provenance = (data, None) if isinstance(data, list) else (
             (data.get("rules"), data.get("provenance")) if isinstance(data, dict) else (None, None))
         if not isinstance(rules, list) or not all(isinstance(r, dict) and isinstance(r.get("lhs"), str)
                                                   and isinstance(r.get("rhs"), str) for r in rules):
-            raise ValueError(f"rules file {p} is not a rule list: expected [{{\"lhs\": …, \"rhs\": …}}, …] or "
+            raise InputError(f"rules file {p} is not a rule list: expected [{{\"lhs\": …, \"rhs\": …}}, …] or "
                              "{\"rules\": [...]}.", "give a file written by `mlx26 simplify mine`")
         try:
             rs = RuleSet(rules, provenance if isinstance(provenance, dict) else None, k)
         except (KeyError, TypeError, IndexError) as exc:
-            raise ValueError(f"rules file {p}: a rule cannot be compiled ({type(exc).__name__}: {exc}).") from None
+            raise InputError(f"rules file {p}: a rule cannot be compiled ({type(exc).__name__}: {exc}).") from None
         _CACHE[k] = rs
     return rs
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.cells import label_of
 from mlx26.core.table_decompose.render import LogicalTable
 
@@ -42,7 +43,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
                 try:
                     out.append(json.loads(line))
                 except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path} line {number}: invalid JSON ({exc.msg})") from exc
+                    raise InputError(f"{path} line {number}: invalid JSON ({exc.msg})") from exc
     return out
 
 
@@ -58,7 +59,7 @@ def resolve(path: str | Path | None, file_name: str) -> Path:
     if p.is_dir():
         p = p / file_name
     if not p.is_file():
-        raise ValueError(f"AITQA file not found: {p}", f"give {file_name} or the folder holding it")
+        raise InputError(f"AITQA file not found: {p}", f"give {file_name} or the folder holding it")
     return p
 
 
@@ -71,14 +72,14 @@ def load_tables(path: str | Path | None = None) -> list[AitqaTable]:
             col_paths = [clean_path(p) for p in raw["column_header"]]
             row_paths = [clean_path(p) for p in raw.get("row_header") or []]
         except (KeyError, TypeError) as exc:
-            raise ValueError(f"AITQA table {raw.get('id', '?')}: missing or malformed field ({exc})") from exc
+            raise InputError(f"AITQA table {raw.get('id', '?')}: missing or malformed field ({exc})") from exc
         width = max((len(r) for r in data), default=0)
         consistent = (len(col_paths) == width and all(len(r) == width for r in data)
                       and (not row_paths or len(row_paths) == len(data)))
         out.append(AitqaTable(str(raw.get("id", len(out))), LogicalTable(col_paths, row_paths, data, id=raw.get("id", "")),
                               consistent, raw))
     if not out:  # an empty file would score a perfect edge F1 over zero tables
-        raise ValueError(f"no AITQA tables in {path if path is not None else 'the shipped copy'}.",
+        raise InputError(f"no AITQA tables in {path if path is not None else 'the shipped copy'}.",
                          "give aitqa_tables.jsonl (one table a line) or its folder")
     return out
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.common.files import replacement_mode
 
 ChatFn = Callable[[list[dict[str, str]]], str]
@@ -86,7 +87,7 @@ class Arbiter:
                rows: tuple[int, int] | None = None, cols: tuple[int, int] | None = None) -> str:
         ids = [i for i, _ in options]
         if default not in ids:
-            raise ValueError(f"internal: default '{default}' is not an option of case {kind}")
+            raise InputError(f"internal: default '{default}' is not an option of case {kind}")
         case = Case(kind, question, context, list(options), default, rows, cols)
         case.chosen = self._choose(case)
         self.cases.append(case)
@@ -108,12 +109,12 @@ class ArbiterCache:
             try:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
-                raise ValueError(f"arbiter cache {self.path} is not valid JSON ({exc.msg})",
+                raise InputError(f"arbiter cache {self.path} is not valid JSON ({exc.msg})",
                                  "delete the file to start a new cache") from exc
             foreign = not isinstance(data, dict) or any(not (isinstance(v, dict) and "choice" in v)
                                                          for v in data.values())
             if foreign:  # saving would replace someone's file with our entries
-                raise ValueError(f"{self.path} is not an arbiter cache (expected {{hash: {{\"choice\": …}}}}).",
+                raise InputError(f"{self.path} is not an arbiter cache (expected {{hash: {{\"choice\": …}}}}).",
                                  "give --llm-cache a new file name")
             self.entries = {str(k): v for k, v in data.items()}
         self._saved = dict(self.entries)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.arbiter import Arbiter
 from mlx26.core.table_decompose.cells import label_of
 from mlx26.core.table_decompose.decompose import Decomposition, decompose
@@ -41,7 +42,7 @@ RENDER_HELP = {
 def render_bytes(table: LogicalTable, render: str) -> tuple[bytes, str, Any]:
     """(bytes, input format, Rendered) of a logical table in one of ``RENDERS``."""
     if render not in RENDERS:
-        raise ValueError(f"unknown rendering '{render}'", "choose one of: " + ", ".join(RENDERS))
+        raise InputError(f"unknown rendering '{render}'", "choose one of: " + ", ".join(RENDERS))
     rendered = layout(table, rows="columns" if render == "csv" else "indent")
     if render == "xlsx":
         return to_xlsx(rendered), "xlsx", rendered
@@ -131,7 +132,7 @@ def eval_aitqa(path: str | Path | None = None, *, renders: Iterable[str] = ("xls
         known = {t.id for t in data}
         unknown = [t for t in tables if t not in known]
         if unknown:
-            raise ValueError(f"unknown AITQA table id '{unknown[0]}'", "ids look like tab-5")
+            raise InputError(f"unknown AITQA table id '{unknown[0]}'", "ids look like tab-5")
         data = [t for t in data if t.id in tables]
     skipped = [t.id for t in data if not t.consistent]
     data = [t for t in data if t.consistent][:limit]
@@ -169,7 +170,7 @@ def eval_hitab(path: str | Path, *, arbiter: Callable[[], Arbiter] | None = None
     p = Path(path)
     files = sorted(p.glob("*.json")) if p.is_dir() else [p]
     if not files or not all(f.is_file() for f in files):
-        raise ValueError(f"no HiTab table JSON found at {path}", "give a .json table file or a folder of them")
+        raise InputError(f"no HiTab table JSON found at {path}", "give a .json table file or a folder of them")
     rows = []
     for f in files[:limit]:
         data = load_json(f.read_text(encoding="utf-8"), f.name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlx26.core.common.errors import unknown_name
 from mlx26.core.table_decompose.render import layout, to_csv, to_html, to_xlsx
 
 EXAMPLES_DIR = Path(__file__).resolve().parent / "data" / "examples"
@@ -25,11 +26,7 @@ for _tid in AITQA_EXAMPLES:
 def example_path(name: str) -> Path:
     """The shipped file of an example; ValueError (with the names) when unknown."""
     if name not in EXAMPLES:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(EXAMPLES), n=1)
-        raise ValueError(f"unknown example '{name}'." + (f" Did you mean '{close[0]}'?" if close else ""),
-                         "examples: " + ", ".join(EXAMPLES))
+        raise unknown_name("example", name, EXAMPLES, "examples: " + ", ".join(EXAMPLES))
     return EXAMPLES_DIR / EXAMPLES[name]
 
 

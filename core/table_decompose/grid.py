@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.cells import Typed, label_of, parse_cell
 
 EMPTY_SLOT = -1
@@ -199,7 +200,7 @@ def _resolve_overlaps(cell: Cell, owner: list[list[int]], placed: list[Cell], st
         other_index = min(taken)
         other = placed[other_index]
         if strict:
-            raise ValueError(f"overlapping merged cells {other.a1()} ('{other.label[:30]}') and {cell.a1()} "
+            raise InputError(f"overlapping merged cells {other.a1()} ('{other.label[:30]}') and {cell.a1()} "
                              f"('{cell.label[:30]}')", "fix the spans, or drop --strict to clip the later one")
         options = [("first", f"{other.a1()} keeps the overlap; {cell.a1()} is clipped"),
                    ("second", f"{cell.a1()} keeps the overlap; {other.a1()} is clipped")]

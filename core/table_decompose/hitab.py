@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.cells import label_of, leading_pad
 from mlx26.core.table_decompose.grid import Cell, Grid, build_grid
 
@@ -26,9 +27,9 @@ def load_json(text: str, name: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{name} line {exc.lineno}: invalid JSON ({exc.msg})") from exc
+        raise InputError(f"{name} line {exc.lineno}: invalid JSON ({exc.msg})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("texts"), list):
-        raise ValueError(f"{name} is not HiTab table JSON: no 'texts' matrix", "HiTab tables hold texts, "
+        raise InputError(f"{name} is not HiTab table JSON: no 'texts' matrix", "HiTab tables hold texts, "
                          "merged_regions, top_root and left_root")
     return data
 
@@ -39,7 +40,7 @@ def _region(region: Any) -> tuple[int, int, int, int]:
                 int(region["last_column"]))
     if isinstance(region, (list, tuple)) and len(region) == 4:
         return tuple(int(x) for x in region)  # type: ignore[return-value]
-    raise ValueError(f"malformed merged region {region!r}")
+    raise InputError(f"malformed merged region {region!r}")
 
 
 def read_hitab(data: dict[str, Any], *, strict: bool = False, name: str = "input",
@@ -47,15 +48,15 @@ def read_hitab(data: dict[str, Any], *, strict: bool = False, name: str = "input
     """The grid of a HiTab table: ``texts`` + ``merged_regions`` (+ ``title`` as the caption)."""
     texts = data["texts"]
     if not all(isinstance(row, list) for row in texts):
-        raise ValueError(f"{name}: 'texts' must be a list of rows")
+        raise InputError(f"{name}: 'texts' must be a list of rows")
     spans: dict[tuple[int, int], tuple[int, int]] = {}
     for region in data.get("merged_regions") or []:
         try:
             r0, r1, c0, c1 = _region(region)
         except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{name}: malformed merged region {region!r}") from exc
+            raise InputError(f"{name}: malformed merged region {region!r}") from exc
         if r1 < r0 or c1 < c0 or r0 < 0 or c0 < 0:
-            raise ValueError(f"{name}: merged region {region!r} has negative extent")
+            raise InputError(f"{name}: merged region {region!r} has negative extent")
         spans[(r0, c0)] = (r1 - r0 + 1, c1 - c0 + 1)
     width = max((len(row) for row in texts), default=0)
     warnings: list[str] = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.grid import Grid
 from mlx26.core.table_decompose.read_xlsx import OLE2_MAGIC, ZIP_MAGIC
 
@@ -46,13 +47,13 @@ def load_grid(data: bytes, *, fmt: str = "auto", name: str = "input", sheet: str
               notices: list[str] | None = None) -> Grid:
     """Read one table from ``data`` (bytes) as a grid."""
     if fmt not in FORMATS:
-        raise ValueError(f"unknown input format '{fmt}'", "choose one of: " + ", ".join(FORMATS))
+        raise InputError(f"unknown input format '{fmt}'", "choose one of: " + ", ".join(FORMATS))
     if fmt == "auto":
         fmt = detect_format(data, name)
     if sheet is not None and fmt != "xlsx":
-        raise ValueError(f"--sheet applies to XLSX input only (this input is {fmt})")
+        raise InputError(f"--sheet applies to XLSX input only (this input is {fmt})")
     if table_index is not None and fmt not in ("html", "md"):
-        raise ValueError(f"--table-index applies to HTML and Markdown input only (this input is {fmt})")
+        raise InputError(f"--table-index applies to HTML and Markdown input only (this input is {fmt})")
     if fmt == "xlsx":
         from mlx26.core.table_decompose.read_xlsx import read_xlsx
 
@@ -61,7 +62,7 @@ def load_grid(data: bytes, *, fmt: str = "auto", name: str = "input", sheet: str
 
     warnings: list[str] = []
     if data.startswith(ZIP_MAGIC) or data.startswith(OLE2_MAGIC):
-        raise ValueError(f"{name} is a binary workbook, not {fmt} text", "use --input-format xlsx (or auto)")
+        raise InputError(f"{name} is a binary workbook, not {fmt} text", "use --input-format xlsx (or auto)")
     text = decode(data, name, warnings)
     if fmt == "html":
         from mlx26.core.table_decompose.read_html import read_html

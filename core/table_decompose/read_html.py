@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from html import unescape
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.cells import leading_pad
 from mlx26.core.table_decompose.grid import Cell, Grid, a1_range, build_grid
 
@@ -309,15 +310,15 @@ def read_html(html: str, *, table_index: int | None = None, strict: bool = False
     parser.close()
     tables = parser.tables
     if not tables:
-        raise ValueError(f"no <table> found in {name}", "give an HTML document with a <table>, or set --input-format")
+        raise InputError(f"no <table> found in {name}", "give an HTML document with a <table>, or set --input-format")
     if table_index is None:
         if len(tables) > 1:
             listing = "; ".join(f"#{s['index']}: {s['rows']}×{s['cols']}" + (f" '{s['caption']}'" if s["caption"] else "")
                                 for s in (_summary(i, t) for i, t in enumerate(tables)))
-            raise ValueError(f"{name} holds {len(tables)} tables ({listing})", "choose one with --table-index N")
+            raise InputError(f"{name} holds {len(tables)} tables ({listing})", "choose one with --table-index N")
         table_index = 0
     if not 0 <= table_index < len(tables):
-        raise ValueError(f"--table-index {table_index} is out of range: {name} holds {len(tables)} table(s)",
+        raise InputError(f"--table-index {table_index} is out of range: {name} holds {len(tables)} table(s)",
                          f"use 0..{len(tables) - 1}")
     table = tables[table_index]
     warnings: list[str] = []

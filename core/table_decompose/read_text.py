@@ -16,6 +16,7 @@ import html
 import io
 import re
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.cells import leading_pad
 from mlx26.core.table_decompose.grid import Cell, Grid, build_grid
 
@@ -51,11 +52,11 @@ def read_delimited(text: str, delimiter: str, *, name: str = "input", warnings: 
     """A CSV/TSV grid; every field is one cell, empty fields are empty slots."""
     warnings = [] if warnings is None else warnings
     if "\x00" in text:
-        raise ValueError(f"{name} contains NUL bytes: it is not a text table", "check --input-format")
+        raise InputError(f"{name} contains NUL bytes: it is not a text table", "check --input-format")
     try:
         rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
     except csv.Error as exc:
-        raise ValueError(f"{name}: malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})") from exc
+        raise InputError(f"{name}: malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({exc})") from exc
     rows = _pad(rows, warnings)
     cells = [Cell(r, c, t, indent=leading_pad(t) * 0.5) for r, row in enumerate(rows) for c, t in enumerate(row) if t]
     grid = build_grid(cells, n_rows=len(rows), n_cols=max((len(r) for r in rows), default=0), warnings=warnings,
@@ -125,15 +126,15 @@ def read_markdown(text: str, *, table_index: int | None = None, name: str = "inp
     warnings = [] if warnings is None else warnings
     tables = markdown_tables(text)
     if not tables:
-        raise ValueError(f"no Markdown pipe table (with a |---| line) found in {name}", "check --input-format")
+        raise InputError(f"no Markdown pipe table (with a |---| line) found in {name}", "check --input-format")
     lines = text.splitlines()
     if table_index is None:
         if len(tables) > 1:
             listing = "; ".join(f"#{i}: {e - s} rows" for i, (s, _, e) in enumerate(tables))
-            raise ValueError(f"{name} holds {len(tables)} Markdown tables ({listing})", "choose one with --table-index N")
+            raise InputError(f"{name} holds {len(tables)} Markdown tables ({listing})", "choose one with --table-index N")
         table_index = 0
     if not 0 <= table_index < len(tables):
-        raise ValueError(f"--table-index {table_index} is out of range: {name} holds {len(tables)} table(s)")
+        raise InputError(f"--table-index {table_index} is out of range: {name} holds {len(tables)} table(s)")
     start, sep, end = tables[table_index]
     raw = [_split_md(lines[k]) for k in range(start, end + 1) if k != sep]
     head_rows = sep - start

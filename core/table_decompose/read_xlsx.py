@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.cells import leading_pad
 from mlx26.core.table_decompose.grid import Cell, Grid, a1_range, build_grid
 
@@ -29,12 +30,12 @@ def check_workbook_bytes(data: bytes, name: str) -> None:
     """Refuse .xls and encrypted workbooks with a clear message (ValueError → exit 2)."""
     if data.startswith(OLE2_MAGIC):
         if _ENCRYPTION_STREAM in data:
-            raise ValueError(f"{name} is a password-protected (encrypted) workbook",
+            raise InputError(f"{name} is a password-protected (encrypted) workbook",
                              "save an unprotected copy (File > Info > Protect Workbook > remove the password)")
-        raise ValueError(f"{name} is a legacy .xls (BIFF) workbook; only .xlsx is read",
+        raise InputError(f"{name} is a legacy .xls (BIFF) workbook; only .xlsx is read",
                          "re-save it as .xlsx, or export the sheet as CSV")
     if not data.startswith(ZIP_MAGIC):
-        raise ValueError(f"{name} is not an .xlsx workbook (no zip signature)",
+        raise InputError(f"{name} is not an .xlsx workbook (no zip signature)",
                          "set --input-format to the file's real format")
 
 
@@ -154,7 +155,7 @@ def read_xlsx(data: bytes, *, sheet: str | None = None, strict: bool = False, na
     try:
         workbook = openpyxl.load_workbook(io.BytesIO(data), data_only=True)
     except Exception as exc:  # openpyxl raises zip, XML and key errors for damaged files
-        raise ValueError(f"{name} cannot be read as .xlsx: {type(exc).__name__}: {exc}") from exc
+        raise InputError(f"{name} cannot be read as .xlsx: {type(exc).__name__}: {exc}") from exc
     names = workbook.sheetnames
     if sheet is None:
         ws = workbook[names[0]]
@@ -165,7 +166,7 @@ def read_xlsx(data: bytes, *, sheet: str | None = None, strict: bool = False, na
     elif sheet.isdigit() and int(sheet) < len(names):
         ws = workbook[names[int(sheet)]]
     else:
-        raise ValueError(f"no sheet '{sheet}' in {name}", "sheets: " + ", ".join(names))
+        raise InputError(f"no sheet '{sheet}' in {name}", "sheets: " + ", ".join(names))
     merged = [(m.min_row, m.min_col, m.max_row, m.max_col) for m in ws.merged_cells.ranges]
     merge_at = {(r0, c0): (r1 - r0 + 1, c1 - c0 + 1) for r0, c0, r1, c1 in merged}
     values: list[tuple[int, int, Any]] = []

@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.cells import NUMBER, PLACEHOLDER, TEXT, YEAR, is_unit_label
 from mlx26.core.table_decompose.grid import EMPTY_SLOT, Grid, typed
 
@@ -119,10 +120,10 @@ def detect_regions(grid: Grid, *, header_rows: int | None = None, header_cols: i
     unit_rows: list[int] = []
     if header_rows is not None:
         if header_rows < 0 or header_rows > len(table):
-            raise ValueError(f"--header-rows {header_rows} is out of range: the table has {len(table)} row(s)")
+            raise InputError(f"--header-rows {header_rows} is out of range: the table has {len(table)} row(s)")
         H = header_rows
     if header_cols is not None and not 0 <= header_cols <= max(grid.n_cols - 1, 0):
-        raise ValueError(f"--header-cols {header_cols} is out of range: the table has {grid.n_cols} column(s)",
+        raise InputError(f"--header-cols {header_cols} is out of range: the table has {grid.n_cols} column(s)",
                          "at least one column must remain for data")
     L = header_cols if header_cols is not None else 0
     key_column = False

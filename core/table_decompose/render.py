@@ -22,6 +22,7 @@ import html
 import io
 from dataclasses import dataclass, field
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.grid import Cell
 
 
@@ -53,7 +54,7 @@ class Rendered:
 def layout(table: LogicalTable, *, rows: str = "indent", caption_row: bool = False) -> Rendered:
     """Place the table's cells on a grid (see the module docstring for the two layouts)."""
     if rows not in ("indent", "columns"):
-        raise ValueError(f"unknown row layout '{rows}'")
+        raise InputError(f"unknown row layout '{rows}'")
     cols = table.col_paths
     n_data_cols = len(cols)
     H = max((len(p) for p in cols), default=0)

@@ -21,6 +21,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from mlx26.core.common.errors import InputError
+
 NAMES = ("Mia", "Noah", "Ava", "Liam", "Zoe", "Omar", "Lena", "Ravi", "Sofia", "Kenji", "Amara", "Jonas",
          "Priya", "Mateo", "Elif", "Tariq", "Hana", "Felix", "Nadia", "Theo")
 ITEMS = ("apples", "marbles", "stickers", "pencils", "books", "stamps", "shells", "cards", "coins", "buttons")
@@ -75,7 +77,7 @@ def _evaluate(expr: str) -> int:
             ops.append(op)
             values.append(n)
         else:
-            raise ValueError(f"unknown operator {op!r} in step {expr!r}")
+            raise InputError(f"unknown operator {op!r} in step {expr!r}")
     total = values[0]
     for op, v in zip(ops, values[1:], strict=True):
         total = total + v if op == "+" else total - v
@@ -152,5 +154,5 @@ def problem(seed: int, index: int, split: str = "train") -> ArithmeticProblem:
 def generate_problems(n: int, seed: int = 0, split: str = "train") -> Iterator[ArithmeticProblem]:
     """The first ``n`` problems of ``split`` for ``seed``."""
     if n < 0:
-        raise ValueError(f"n must be ≥ 0, got {n}.")
+        raise InputError(f"n must be ≥ 0, got {n}.")
     return (problem(seed, i, split) for i in range(n))

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from mlx26.core.common.errors import InputError, unknown_name
 from mlx26.core.zoo import arithmetic
 
 SPLITS = ("train", "heldout")
@@ -94,7 +95,7 @@ class Corpus:
 def _split(split: str) -> str:
     s = split.replace("-", "").replace("_", "").lower()
     if s not in SPLITS:
-        raise ValueError(f"Unknown split '{split}'.", "choose train or heldout")
+        raise InputError(f"Unknown split '{split}'.", "choose train or heldout")
     return s
 
 
@@ -238,11 +239,7 @@ CORPORA: dict[str, Corpus] = {
 def corpus(name: str) -> Corpus:
     """The corpus with id ``name``; ValueError with a suggestion for an unknown id."""
     if name not in CORPORA:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(CORPORA), n=1, cutoff=0.5)
-        hint = "choose one of: " + ", ".join(CORPORA)
-        raise ValueError(f"Unknown corpus '{name}'." + (f" Did you mean '{close[0]}'?" if close else ""), hint)
+        raise unknown_name("corpus", name, CORPORA, cutoff=0.5)
     return CORPORA[name]
 
 

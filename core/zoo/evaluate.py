@@ -20,6 +20,8 @@ import lzma
 import math
 from typing import Any
 
+from mlx26.core.common.errors import InputError, RunFailure
+
 COMPRESSORS = {
     "xz -9e": lambda b: lzma.compress(b, preset=9 | lzma.PRESET_EXTREME),
     "bz2 -9": lambda b: bz2.compress(b, 9),
@@ -31,7 +33,7 @@ def compressor_bits_per_byte(text: str) -> dict[str, float]:
     """bits/byte of each baseline compressor on the UTF-8 bytes of ``text``."""
     data = text.encode("utf-8")
     if not data:
-        raise ValueError("cannot measure bits/byte of empty text.")
+        raise InputError("cannot measure bits/byte of empty text.")
     return {name: 8 * len(fn(data)) / len(data) for name, fn in COMPRESSORS.items()}
 
 
@@ -90,9 +92,9 @@ def windows(n: int, context: int, stride: int) -> list[tuple[int, int, int]]:
     earlier tokens (a sliding-window evaluation, ``context/stride`` × the cost).
     """
     if context < 2:
-        raise ValueError(f"context must be ≥ 2 tokens, got {context}.")
+        raise InputError(f"context must be ≥ 2 tokens, got {context}.")
     if not 1 <= stride <= context:
-        raise ValueError(f"stride must be in [1, context={context}], got {stride}.")
+        raise InputError(f"stride must be in [1, context={context}], got {stride}.")
     out, end = [], min(n, context)
     if n:
         out.append((0, end, 0))
@@ -136,10 +138,10 @@ def bits_per_byte(model: Any, tokenizer: Any, text: str, *, context: int = 256, 
 
     data_len = len(text.encode("utf-8"))
     if data_len == 0:
-        raise ValueError("cannot measure bits/byte of empty text.")
+        raise InputError("cannot measure bits/byte of empty text.")
     ids = encode_plain(tokenizer, text)
     if tokenizer.decode(ids) != text:
-        raise RuntimeError("the tokenizer does not round-trip this text; bits/byte would not be a code length")
+        raise RunFailure("the tokenizer does not round-trip this text; bits/byte would not be a code length")
     load = ExpertLoad(model) if routing else None
     if load is not None and load.active:
         with load:

@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlx26.core.common.errors import unknown_name
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -77,11 +79,7 @@ PRESETS: dict[str, Preset] = {
 
 def get_preset(name: str) -> Preset:
     if name not in PRESETS:
-        import difflib
-
-        close = difflib.get_close_matches(name, list(PRESETS), n=1, cutoff=0.5)
-        raise ValueError(f"Unknown preset '{name}'." + (f" Did you mean '{close[0]}'?" if close else ""),
-                         "choose one of: " + ", ".join(PRESETS))
+        raise unknown_name("preset", name, PRESETS, cutoff=0.5)
     return PRESETS[name]
 
 

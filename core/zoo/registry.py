@@ -22,6 +22,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError, RunFailure, unknown_name
 from mlx26.core.zoo.presets import PRESETS, count_parameters, get_preset
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -61,22 +62,20 @@ def _kind(spec: str) -> tuple[str, str]:
     if path.exists():
         if path.is_dir() and (path / "config.json").is_file():
             return "path", str(path)
-        raise ValueError(f"'{spec}' is not a model folder (no config.json in it).",
+        raise InputError(f"'{spec}' is not a model folder (no config.json in it).",
                          "give a folder written by save_pretrained / `mlx26 zoo train`")
     if HUB_ID.match(spec) and not spec.startswith("."):
         if not network_allowed():
-            raise ValueError(f"model '{spec}' is neither a zoo name nor a folder, and the hub is off "
+            raise InputError(f"model '{spec}' is neither a zoo name nor a folder, and the hub is off "
                              "(HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set).",
                              "choose one of: " + ", ".join(zoo_names()))
         return "hub", spec
     if spec.startswith((".", "/", "~")) or spec.endswith("/"):
-        raise ValueError(f"no such model folder: {spec}", "give an existing folder with a config.json, "
+        raise InputError(f"no such model folder: {spec}", "give an existing folder with a config.json, "
                          "or one of: " + ", ".join(zoo_names()))
-    import difflib
-
-    close = difflib.get_close_matches(spec, zoo_names(), n=1, cutoff=0.5)
-    raise ValueError(f"Unknown model '{spec}'." + (f" Did you mean '{close[0]}'?" if close else ""),
-                     "choose one of: " + ", ".join(zoo_names()) + ", a model folder, or a hub id owner/name")
+    raise unknown_name("model", spec, zoo_names(),
+                       "choose one of: " + ", ".join(zoo_names()) + ", a model folder, or a hub id owner/name",
+                       cutoff=0.5)
 
 
 def resolve_model_path(spec: str) -> str:
@@ -144,7 +143,7 @@ def materialize_random_init(name: str) -> Path:
 
 
 def _hub_error(spec: str, exc: Exception) -> RuntimeError:
-    return RuntimeError(f"could not load '{spec}' from the Hugging Face hub ({type(exc).__name__}); "
+    return RunFailure(f"could not load '{spec}' from the Hugging Face hub ({type(exc).__name__}); "
                         "no network here? zoo names and local folders work offline")
 
 
@@ -167,11 +166,11 @@ def load_model(spec: str, *, dtype: Any = None) -> Any:
             raise _hub_error(spec, exc) from exc
         detail = " ".join(str(exc).split())[:200]
         if kind == "path":  # the user's folder is damaged (bad config.json, missing weights): an input error
-            raise ValueError(f"cannot load the model in {value}: {detail}") from None
-        raise RuntimeError(f"cannot load the model in {value}: {detail}") from exc
+            raise InputError(f"cannot load the model in {value}: {detail}") from None
+        raise RunFailure(f"cannot load the model in {value}: {detail}") from exc
     except ValueError as exc:  # e.g. a config.json with a bad field
         detail = " ".join(str(exc).split())[:200]
-        raise ValueError(f"cannot load the model in {value}: {detail}") from None
+        raise InputError(f"cannot load the model in {value}: {detail}") from None
     model.eval()
     return model
 
@@ -214,9 +213,9 @@ def _json_file(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path} is not valid JSON ({getattr(exc, 'msg', type(exc).__name__)}).") from None
+        raise InputError(f"{path} is not valid JSON ({getattr(exc, 'msg', type(exc).__name__)}).") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path} is not a JSON object.")
+        raise InputError(f"{path} is not a JSON object.")
     return data
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlx26.core.common.errors import InputError
+
 DEFAULT_CONTEXT = 256
 
 
@@ -24,11 +26,11 @@ def evaluate_rows(name: str, *, corpus: str | None = None, max_bytes: int = 262_
     corpus = corpus or manifest.get("eval", {}).get("corpus") or "stdlib-code"
     text = get_corpus(corpus).text("heldout", max_bytes)
     if not text:
-        raise ValueError(f"--max-bytes {max_bytes} keeps no whole line of the held-out text.")
+        raise InputError(f"--max-bytes {max_bytes} keeps no whole line of the held-out text.")
     model, tokenizer = load_model(name), load_tokenizer(name)
     max_pos = int(getattr(model.config, "max_position_embeddings", 0) or 0)
     if context is not None and (context < 2 or (max_pos and context > max_pos)):
-        raise ValueError(f"--context must be in [2, {max_pos or '…'}] for {name}, got {context}.")
+        raise InputError(f"--context must be in [2, {max_pos or '…'}] for {name}, got {context}.")
     ctx = context or manifest.get("training", {}).get("context") or DEFAULT_CONTEXT
     ctx = min(ctx, max_pos or ctx)
     result = bits_per_byte(model, tokenizer, text, context=ctx)

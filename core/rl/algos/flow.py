@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from mlx26.core.common.errors import InputError
 from mlx26.core.rl import datasets
 from mlx26.core.rl.algos import common
 from mlx26.core.rl.hparams import TrainConfig, doc
@@ -58,9 +59,9 @@ class FlowHyperparams:
 
     def validate(self) -> None:
         if self.flow_steps < 1:
-            raise ValueError(f"--flow-steps must be ≥ 1, got {self.flow_steps}")
+            raise InputError(f"--flow-steps must be ≥ 1, got {self.flow_steps}")
         if self.alpha < 0 or self.online_steps < 0 or self.batch_size < 1 or self.lr <= 0:
-            raise ValueError("need alpha ≥ 0, online_steps ≥ 0, batch_size ≥ 1 and lr > 0")
+            raise InputError("need alpha ≥ 0, online_steps ≥ 0, batch_size ≥ 1 and lr > 0")
         if self.q_agg not in ("mean", "min"):
             from mlx26.core.rl.registry import unknown
 
@@ -174,11 +175,11 @@ def load_flow_policy(cls, hp_cls, state: dict) -> FlowPolicy:
 
 def check_config(cfg: TrainConfig) -> None:
     if not cfg.dataset:
-        raise ValueError(f"{cfg.algo} is an offline algorithm: give --dataset D.npz",
+        raise InputError(f"{cfg.algo} is an offline algorithm: give --dataset D.npz",
                          f"make one with `mlx26 rl data make --env {cfg.env} --out D.npz`")
     env = common.env_for(cfg)
     if hasattr(env.action_space, "n"):
-        raise ValueError(f"{cfg.algo} needs a continuous (Box) action space; {cfg.env} is discrete")
+        raise InputError(f"{cfg.algo} needs a continuous (Box) action space; {cfg.env} is discrete")
     load_data(cfg, env)  # validate the dataset now, before any training
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from mlx26.core.common.errors import InputError
 from mlx26.core.rl.algos import common
 from mlx26.core.rl.hparams import TrainConfig, doc
 from torch import nn
@@ -41,13 +42,13 @@ class Hyperparams:
     def validate(self) -> None:
         check_rollout_shape("ppo", self.num_envs, self.num_steps, self.num_minibatches)
         if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
-            raise ValueError(f"ppo: gamma must be in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
+            raise InputError(f"ppo: gamma must be in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
         if self.reward not in ("env", "weighted"):
-            raise ValueError(f"ppo: reward must be env or weighted, got '{self.reward}'")
+            raise InputError(f"ppo: reward must be env or weighted, got '{self.reward}'")
         if self.w_goal < 0 or self.w_unsafe < 0:
-            raise ValueError("ppo: w_goal and w_unsafe must be ≥ 0")
+            raise InputError("ppo: w_goal and w_unsafe must be ≥ 0")
         if self.reward == "env" and (self.w_goal or self.w_unsafe):
-            raise ValueError("ppo: w_goal / w_unsafe only apply with reward=weighted", "add --reward weighted")
+            raise InputError("ppo: w_goal / w_unsafe only apply with reward=weighted", "add --reward weighted")
 
 
 def log_prob(dist, actions, discrete: bool):
@@ -64,9 +65,9 @@ def log_prob_entropy(dist, actions, discrete: bool):
 def check_rollout_shape(algo: str, num_envs: int, num_steps: int, num_minibatches: int) -> None:
     """PPO-style rollouts: positive sizes, and a batch that splits evenly into minibatches."""
     if num_envs < 1 or num_steps < 1 or num_minibatches < 1:
-        raise ValueError(f"{algo}: num_envs, num_steps and num_minibatches must be ≥ 1")
+        raise InputError(f"{algo}: num_envs, num_steps and num_minibatches must be ≥ 1")
     if (num_envs * num_steps) % num_minibatches:
-        raise ValueError(f"{algo}: num_envs × num_steps must be divisible by num_minibatches")
+        raise InputError(f"{algo}: num_envs × num_steps must be divisible by num_minibatches")
 
 
 def check_config(cfg: TrainConfig) -> None:
@@ -75,7 +76,7 @@ def check_config(cfg: TrainConfig) -> None:
 
         needs_reach_avoid_info(cfg)
     if cfg.dataset:
-        raise ValueError("ppo is an online algorithm and takes no --dataset")
+        raise InputError("ppo is an online algorithm and takes no --dataset")
     common.env_for(cfg)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.rl.reach_avoid.operator import bellman
 
 
@@ -26,7 +27,7 @@ def make_certificate(V: np.ndarray, P: np.ndarray, r: np.ndarray, s: np.ndarray,
                      iters: int = 200) -> np.ndarray:
     """A certificate B ≤ V with B ≤ B_γ B (policy matrix ``P [n, n]``), values clipped to [0, 1]."""
     if not 0 < gamma < 1:
-        raise ValueError(f"certificates need gamma in (0, 1), got {gamma}")
+        raise InputError(f"certificates need gamma in (0, 1), got {gamma}")
     B = np.clip(np.asarray(V, dtype=np.float64), 0.0, 1.0)
     for _ in range(iters):
         B = np.minimum(B, bellman(B, P, r, s, gamma))
@@ -34,14 +35,14 @@ def make_certificate(V: np.ndarray, P: np.ndarray, r: np.ndarray, s: np.ndarray,
     if eps > 0:
         B = np.maximum(B - eps / (1 - gamma) * (1 + 1e-9), 0.0)
     if violation(B, P, r, s, gamma) > 1e-12:  # cannot happen (see the module docstring)
-        raise RuntimeError("certificate construction failed its own check")
+        raise RunFailure("certificate construction failed its own check")
     return B
 
 
 def certified(B: np.ndarray, p: float) -> np.ndarray:
     """Indices of the states certified at level p."""
     if not 0 < p <= 1:
-        raise ValueError(f"p must be in (0, 1], got {p}")
+        raise InputError(f"p must be in (0, 1], got {p}")
     return np.flatnonzero(B >= p)
 
 

@@ -12,6 +12,7 @@ for the certified cells. ``mlx26/ra-point`` checkpoints get the sampled check of
 from __future__ import annotations
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 from mlx26.core.rl.reach_avoid import certificates as cert
 from mlx26.core.rl.reach_avoid.operator import fixed_point
 
@@ -24,15 +25,15 @@ def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed:
     from mlx26.core.rl.reach_avoid.rapc import load_policy
 
     if n_mc < 1:
-        raise ValueError(f"--n-mc must be ≥ 1, got {n_mc}")
+        raise InputError(f"--n-mc must be ≥ 1, got {n_mc}")
     state = checkpoint.load(path)
     if state["algo"] not in ("rapc", "ppo-lag") or state["env"] not in ("mlx26/ra-grid", "mlx26/ra-point"):
-        raise ValueError(f"certify needs a rapc or ppo-lag checkpoint on mlx26/ra-grid or mlx26/ra-point, "
+        raise InputError(f"certify needs a rapc or ppo-lag checkpoint on mlx26/ra-grid or mlx26/ra-point, "
                          f"got {state['algo']} on {state['env']}", "train one with: mlx26 train rl --algo rapc --env mlx26/ra-grid --out DIR")
     hp = state["config"]["hp"]
     p = float(hp["p"] if p is None else p)
     if not 0 < p <= 1:
-        raise ValueError(f"--p must be in (0, 1], got {p}")
+        raise InputError(f"--p must be in (0, 1], got {p}")
     gamma = float(hp["gamma_ra"])
     env = make_env(state["env"])
     head = {"checkpoint": str(path), "algo": state["algo"], "env": state["env"], "step": state["step"], "p": p,

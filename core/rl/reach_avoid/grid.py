@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 
 DEFAULT_LAYOUT = (
     "S..~..",
@@ -39,14 +40,14 @@ class GridModel:
     def __post_init__(self) -> None:
         rows = [str(r) for r in self.layout]
         if not rows or len({len(r) for r in rows}) != 1:
-            raise ValueError("ra-grid layout must be a non-empty list of equal-length rows")
+            raise InputError("ra-grid layout must be a non-empty list of equal-length rows")
         bad = sorted({c for r in rows for c in r} - set("SG#~."))
         if bad:
-            raise ValueError(f"ra-grid layout has unknown cell(s) {bad}", "use S G # ~ .")
+            raise InputError(f"ra-grid layout has unknown cell(s) {bad}", "use S G # ~ .")
         if not 0 <= self.slip < 1:
-            raise ValueError(f"ra-grid slip must be in [0, 1), got {self.slip}")
+            raise InputError(f"ra-grid slip must be in [0, 1), got {self.slip}")
         if not 0 <= self.mud_cost < float("inf"):  # also refuses NaN
-            raise ValueError(f"ra-grid mud_cost must be finite and ≥ 0, got {self.mud_cost}")
+            raise InputError(f"ra-grid mud_cost must be finite and ≥ 0, got {self.mud_cost}")
         self.layout = tuple(rows)
         self.h, self.w = len(rows), len(rows[0])
         cells = np.array([list(r) for r in rows]).reshape(-1)
@@ -55,9 +56,9 @@ class GridModel:
         self.mud = cells == "~"
         starts = np.flatnonzero(cells == "S")
         if not self.goal.any():
-            raise ValueError("ra-grid layout needs at least one goal cell 'G'")
+            raise InputError("ra-grid layout needs at least one goal cell 'G'")
         if len(starts) != 1:
-            raise ValueError("ra-grid layout needs exactly one start cell 'S'")
+            raise InputError("ra-grid layout needs exactly one start cell 'S'")
         self.start = int(starts[0])
         self.n, self.n_actions = self.h * self.w, 4
         self.P = self._transitions()
@@ -154,7 +155,7 @@ class RAGridEnv(_env_base()):  # type: ignore[misc]
             layout = tuple(r for r in layout.replace("/", "\n").splitlines() if r.strip())
         self.model = GridModel(tuple(layout), slip, mud_cost)
         if max_steps < 1:
-            raise ValueError(f"ra-grid max_steps must be ≥ 1, got {max_steps}")
+            raise InputError(f"ra-grid max_steps must be ≥ 1, got {max_steps}")
         self.max_steps = int(max_steps)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(self.model.n,), dtype=np.float32)
         self.action_space = spaces.Discrete(4)
@@ -169,7 +170,7 @@ class RAGridEnv(_env_base()):  # type: ignore[misc]
         super().reset(seed=seed)
         self._cell = int((options or {}).get("cell", self.model.start))
         if self.model.absorbing[self._cell]:
-            raise ValueError(f"ra-grid start cell {self._cell} lies in G or F")
+            raise InputError(f"ra-grid start cell {self._cell} lies in G or F")
         self._t = 0
         return self._obs(), {"cell": self._cell}
 

@@ -16,6 +16,7 @@ is ignored (a policy that needs more steps than the limit would be truncated in 
 from __future__ import annotations
 
 import numpy as np
+from mlx26.core.common.errors import InputError, RunFailure
 
 
 def constrained_optimum(model, p: float) -> dict:
@@ -23,7 +24,7 @@ def constrained_optimum(model, p: float) -> dict:
     from scipy.optimize import linprog
 
     if not 0 < p <= 1:
-        raise ValueError(f"p must be in (0, 1], got {p}")
+        raise InputError(f"p must be in (0, 1], got {p}")
     trans = np.flatnonzero(~model.absorbing)
     n_t, A = len(trans), model.n_actions
     P = model.P[trans]  # [n_t, A, n]
@@ -35,9 +36,9 @@ def constrained_optimum(model, p: float) -> dict:
     res = linprog(cost, A_ub=-reach[None, :], b_ub=[-p], A_eq=A_eq, b_eq=mu0, bounds=(0, None), method="highs")
     if res.status == 2:
         best = float(model.max_p_ra()[model.start])
-        raise ValueError(f"no policy reaches P(RA) ≥ {p} from the start (the best is {best:.4f})")
+        raise InputError(f"no policy reaches P(RA) ≥ {p} from the start (the best is {best:.4f})")
     if res.status != 0:
-        raise RuntimeError(f"the reach-avoid LP failed: {res.message}")
+        raise RunFailure(f"the reach-avoid LP failed: {res.message}")
     d = res.x.reshape(n_t, A)
     policy = np.full((model.n, A), 1.0 / A)
     visits = d.sum(axis=1)

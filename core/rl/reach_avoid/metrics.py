@@ -7,12 +7,13 @@ alike. Episode i starts from ``env.reset(seed=seed + i)``.
 from __future__ import annotations
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 from mlx26.core.rl.reach_avoid.certificates import wilson
 
 
 def evaluate_reach_avoid(env, policy, episodes: int, seed: int) -> dict:
     if episodes < 1:
-        raise ValueError(f"episodes must be ≥ 1, got {episodes}")
+        raise InputError(f"episodes must be ≥ 1, got {episodes}")
     policy.reset(seed)
     reached, unsafe, costs, lengths = [], [], [], []
     for i in range(episodes):

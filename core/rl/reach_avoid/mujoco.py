@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gymnasium
 import numpy as np
+from mlx26.core.common.errors import InputError
 from mlx26.core.rl.reach_avoid.wrappers import ReachAvoidInfo
 
 
@@ -24,7 +25,7 @@ class ActionNoise(gymnasium.ActionWrapper):
     def __init__(self, env, sigma: float):
         super().__init__(env)
         if sigma < 0:
-            raise ValueError(f"action noise must be ≥ 0, got {sigma}")
+            raise InputError(f"action noise must be ≥ 0, got {sigma}")
         self.sigma = float(sigma)
 
     def action(self, action):

@@ -14,6 +14,7 @@ inner expectation is maximised over actions: the optimal operator).
 from __future__ import annotations
 
 import numpy as np
+from mlx26.core.common.errors import InputError, RunFailure
 
 
 def _expect(P: np.ndarray, V: np.ndarray) -> np.ndarray:
@@ -25,7 +26,7 @@ def _expect(P: np.ndarray, V: np.ndarray) -> np.ndarray:
 def bellman(V: np.ndarray, P: np.ndarray, r: np.ndarray, s: np.ndarray, gamma: float) -> np.ndarray:
     """One application of B_γ (policy operator for ``P [n, n]``, optimal for ``P [n, A, n]``)."""
     if not 0 < gamma <= 1:
-        raise ValueError(f"gamma must be in (0, 1], got {gamma}")
+        raise InputError(f"gamma must be in (0, 1], got {gamma}")
     return np.maximum(r, np.minimum(s, gamma * _expect(P, np.asarray(V, dtype=np.float64))))
 
 
@@ -42,7 +43,7 @@ def fixed_point(P: np.ndarray, r: np.ndarray, s: np.ndarray, gamma: float, *, to
         if np.max(np.abs(new - V)) < tol:
             return new
         V = new
-    raise RuntimeError(f"reach-avoid value iteration did not converge in {max_iter} iterations")
+    raise RunFailure(f"reach-avoid value iteration did not converge in {max_iter} iterations")
 
 
 def greedy(P: np.ndarray, V: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from mlx26.core.common.errors import InputError
 
 
 @dataclass
@@ -34,15 +35,15 @@ class PointModel:
         self.goal = tuple(float(v) for v in self.goal)  # type: ignore[assignment]
         self.hazards = tuple(tuple(float(v) for v in h) for h in self.hazards)  # type: ignore[assignment,misc]
         if self.goal[2] <= 0 or any(h[2] <= 0 for h in self.hazards):
-            raise ValueError("ra-point goal and hazard radii must be > 0")
+            raise InputError("ra-point goal and hazard radii must be > 0")
         for h in self.hazards:
             if np.hypot(self.goal[0] - h[0], self.goal[1] - h[1]) < self.goal[2] + h[2]:
-                raise ValueError(f"ra-point goal disc {self.goal} intersects hazard {h}: G ∩ F must be empty")
+                raise InputError(f"ra-point goal disc {self.goal} intersects hazard {h}: G ∩ F must be empty")
         if self.dt <= 0 or self.noise < 0 or self.effort < 0:
-            raise ValueError("ra-point needs dt > 0, noise ≥ 0 and effort ≥ 0")
+            raise InputError("ra-point needs dt > 0, noise ≥ 0 and effort ≥ 0")
         corners = np.array(self.start[:2]) + self.start[2] * np.array([[-1, -1], [-1, 1], [1, -1], [1, 1], [0, 0]])
         if self.in_goal(corners).any() or self.in_hazard(corners).any():
-            raise ValueError("ra-point start box touches G or F", "move 'start' away from the goal and hazards")
+            raise InputError("ra-point start box touches G or F", "move 'start' away from the goal and hazards")
 
     def in_goal(self, xy: np.ndarray) -> np.ndarray:
         xy = np.atleast_2d(xy)
@@ -86,7 +87,7 @@ class RAPointEnv(_env_base()):  # type: ignore[misc]
 
         self.model = PointModel(**model_kwargs)
         if max_steps < 1:
-            raise ValueError(f"ra-point max_steps must be ≥ 1, got {max_steps}")
+            raise InputError(f"ra-point max_steps must be ≥ 1, got {max_steps}")
         self.max_steps = int(max_steps)
         self.observation_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, shape=(2,), dtype=np.float32)
@@ -97,7 +98,7 @@ class RAPointEnv(_env_base()):  # type: ignore[misc]
         given = (options or {}).get("xy")
         self._xy = self.model.sample_start(self.np_random) if given is None else np.asarray(given, dtype=np.float64)
         if self.model.in_goal(self._xy)[0] or self.model.in_hazard(self._xy)[0]:
-            raise ValueError(f"ra-point start {self._xy.tolist()} lies in G or F")
+            raise InputError(f"ra-point start {self._xy.tolist()} lies in G or F")
         self._t = 0
         return self._xy.astype(np.float32), {}
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from mlx26.core.common.errors import InputError
 from mlx26.core.rl.algos import common
 from mlx26.core.rl.algos.ppo import (
     Agent,
@@ -69,16 +70,16 @@ class ConstrainedHyperparams:
 
     def check_common(self, algo: str) -> None:
         if not 0 < self.p <= 1:
-            raise ValueError(f"{algo}: p must be in (0, 1], got {self.p}")
+            raise InputError(f"{algo}: p must be in (0, 1], got {self.p}")
         if not 0 < self.gamma_ra < 1:
-            raise ValueError(f"{algo}: gamma_ra must be in (0, 1), got {self.gamma_ra}",
+            raise InputError(f"{algo}: gamma_ra must be in (0, 1), got {self.gamma_ra}",
                              "γ_RA = 1 loses the contraction; use e.g. 0.99")
         if not 0 < self.gamma <= 1:
-            raise ValueError(f"{algo}: gamma must be in (0, 1], got {self.gamma}")
+            raise InputError(f"{algo}: gamma must be in (0, 1], got {self.gamma}")
         if not 0 <= self.gae_lambda <= 1:
-            raise ValueError(f"{algo}: gae_lambda must be in [0, 1], got {self.gae_lambda}")
+            raise InputError(f"{algo}: gae_lambda must be in [0, 1], got {self.gae_lambda}")
         if not (self.lambda_init >= 0 and self.lambda_lr >= 0):
-            raise ValueError(f"{algo}: lambda_init and lambda_lr must be ≥ 0, got {self.lambda_init} and "
+            raise InputError(f"{algo}: lambda_init and lambda_lr must be ≥ 0, got {self.lambda_init} and "
                              f"{self.lambda_lr}", "a Lagrange multiplier is never negative")
         check_rollout_shape(algo, self.num_envs, self.num_steps, self.num_minibatches)
 
@@ -93,20 +94,20 @@ class Hyperparams(ConstrainedHyperparams):
     def validate(self) -> None:
         self.check_common("rapc")
         if self.j_estimate not in J_ESTIMATES:
-            raise ValueError(f"rapc: j_estimate must be one of {', '.join(J_ESTIMATES)}, got '{self.j_estimate}'")
+            raise InputError(f"rapc: j_estimate must be one of {', '.join(J_ESTIMATES)}, got '{self.j_estimate}'")
         if self.compensation not in COMPENSATIONS:
-            raise ValueError(f"rapc: compensation must be one of {', '.join(COMPENSATIONS)}, got '{self.compensation}'")
+            raise InputError(f"rapc: compensation must be one of {', '.join(COMPENSATIONS)}, got '{self.compensation}'")
 
 
 def check_config(cfg: TrainConfig) -> None:
     if cfg.dataset:
-        raise ValueError("rapc is an online algorithm and takes no --dataset")
+        raise InputError("rapc is an online algorithm and takes no --dataset")
     env = common.env_for(cfg)
     env.reset(seed=cfg.seed)
     _, _, _, _, info = env.step(env.action_space.sample())
     missing = [k for k in REQUIRED_KEYS if k not in info]
     if missing:
-        raise ValueError(f"env '{cfg.env}' does not report info[{', '.join(map(repr, missing))}] needed by {cfg.algo}",
+        raise InputError(f"env '{cfg.env}' does not report info[{', '.join(map(repr, missing))}] needed by {cfg.algo}",
                          "wrap it with mlx26.core.rl.reach_avoid.wrappers.ReachAvoidInfo(env, goal, unsafe, cost)")
 
 

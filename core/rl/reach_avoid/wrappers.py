@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import gymnasium
 import numpy as np
+from mlx26.core.common.errors import InputError
 
 REQUIRED_KEYS = ("reached", "unsafe", "cost")
 
@@ -35,7 +36,7 @@ class ReachAvoidInfo(gymnasium.Wrapper):
                 break
             obs, info = self.env.reset(options=kwargs.get("options"))
         if self._unsafe(obs) or self._goal(obs):
-            raise ValueError("the reset state lies in the goal set G or the unsafe set F",
+            raise InputError("the reset state lies in the goal set G or the unsafe set F",
                              "reach-avoid episodes must start outside G ∪ F")
         return obs, info
 
@@ -43,7 +44,7 @@ class ReachAvoidInfo(gymnasium.Wrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         reached, unsafe = bool(self._goal(obs)), bool(self._unsafe(obs))
         if reached and unsafe:
-            raise ValueError(f"state {np.asarray(obs).tolist()} is in both G and F: G ∩ F must be empty")
+            raise InputError(f"state {np.asarray(obs).tolist()} is in both G and F: G ∩ F must be empty")
         info = {**info, "reached": reached, "unsafe": unsafe, "cost": float(self._cost(obs, action)),
                 "success": float(reached)}
         return obs, reward, terminated or reached or unsafe, truncated, info

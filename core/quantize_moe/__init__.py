@@ -1,0 +1,1 @@
+"""quantize-moe: TileQ shared low-rank corrections for mixture-of-experts weights."""
