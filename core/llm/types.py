@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from mlx26.core.common.errors import InputError
+from mlx26.core.common.errors import InputError, RunFailure
 
 ROLES = ("system", "user", "assistant", "tool", "developer")
 USAGE_SOURCES = ("server", "local", "estimated")
@@ -27,7 +27,7 @@ TokenCallback = Callable[[str], None]
 UsageSource = Literal["server", "local", "estimated"]
 
 
-class LLMError(RuntimeError):
+class LLMError(RunFailure):
     """A failure while talking to a model (server error, bad reply, no matching rule): exit 1.
 
     ``str(error)`` is the one-line message; ``error.hint`` an optional next step (the CLI

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from mlx26.core.common.errors import unknown_name
+from mlx26.core.common.errors import RunFailure, unknown_name
 
 
-class InvalidAction(RuntimeError):
+class InvalidAction(RunFailure):
     """An action that names an element missing from the current observation."""
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlx26.core.common.errors import RunFailure
 from mlx26.core.rpa_distill.actions import format_action, parse_action
 from mlx26.core.rpa_distill.dom import render
 
@@ -63,7 +64,7 @@ class ReactAgent:
             raise AgentError(str(exc)) from None
 
 
-class AgentError(RuntimeError):
+class AgentError(RunFailure):
     """The agent's reply held no usable action."""
 
 

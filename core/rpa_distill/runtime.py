@@ -15,13 +15,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from mlx26.core.common.errors import RunFailure
 from mlx26.core.rpa_distill.actions import make
 from mlx26.core.rpa_distill.env import Env, InvalidAction
 from mlx26.core.rpa_distill.record import run_agent
 from mlx26.core.rpa_distill.selectors import describe, find
 
 
-class StepFailure(RuntimeError):
+class StepFailure(RunFailure):
     """A step of the function could not be carried out."""
 
 

@@ -15,6 +15,8 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
+from mlx26.core.common.errors import InputError
+
 API_METHODS = frozenset({"click", "type", "select", "exists"})
 STR_METHODS = frozenset({"lower", "upper", "title", "strip"})
 ALLOWED_NODES = (ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Expr, ast.Call, ast.Name, ast.Load,
@@ -22,7 +24,7 @@ ALLOWED_NODES = (ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Expr, 
                  ast.Not, ast.BinOp, ast.Add, ast.Pass, ast.Assign)
 
 
-class WhitelistError(ValueError):
+class WhitelistError(InputError):
     """Generated code outside the whitelist."""
 
 

@@ -4,6 +4,8 @@ Every malformed or undefined expression raises ``ExpressionError`` (a ``ValueErr
 one-line message; the CLI layer prints that message per input line.
 """
 
+from mlx26.core.common.errors import InputError
 
-class ExpressionError(ValueError):
+
+class ExpressionError(InputError):
     """A malformed, unsupported or undefined expression (one-line message)."""

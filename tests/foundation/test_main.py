@@ -9,6 +9,7 @@ import sys
 import pytest
 from mlx26.cli import _errors
 from mlx26.core import __version__
+from mlx26.core.common.errors import InputError, RunFailure
 
 
 def test_help_lists_commands(run_cli):
@@ -67,8 +68,10 @@ def test_info_data_dir_follows_env(run_cli, monkeypatch, tmp_path):
         (_errors.RuntimeFailure("solver did not converge", hint="raise --max-iter"), 1, "solver did not converge"),
         (_errors.UsageError("bad value"), 2, "bad value"),
         (_errors.BackendMissing("no XRT"), 3, "no XRT"),
-        (ValueError("epsilon must be positive", "try -e 1"), 2, "epsilon must be positive"),
-        (RuntimeError("diverged"), 1, "diverged"),
+        (InputError("epsilon must be positive", "try -e 1"), 2, "epsilon must be positive"),
+        (RunFailure("diverged"), 1, "diverged"),
+        (ValueError("operands could not be broadcast"), 1, "internal error: ValueError"),
+        (RuntimeError("mat1 and mat2 shapes cannot be multiplied"), 1, "internal error: RuntimeError"),
         (ModuleNotFoundError("No module named 'torch'", name="torch"), 3, "'torch'"),
         (FileNotFoundError(2, "No such file", "x.csv"), 2, "x.csv"),
         (KeyError("unexpected"), 1, "internal error"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from mlx26.core.rpa_distill.miniwob_env import TASKS, browser_problem, parse_fields
 
@@ -16,10 +18,36 @@ def test_field_parsing_uses_miniwob_extractors():
                                       'press login.') == {"username": "ann", "password": "x1"}
 
 
+def _packages_present() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("selenium", "miniwob"))
+
+
 def test_problem_is_reported_when_the_driver_path_is_wrong(monkeypatch):
+    # Point the browser at an executable that exists, so the driver check is reached whether or not
+    # Chromium is installed on this machine.
+    monkeypatch.setenv("MINIWOB_CHROME_BINARY", sys.executable)
     monkeypatch.setenv("MINIWOB_CHROMEDRIVER", "/nonexistent/chromedriver")
     problem = browser_problem()
-    assert problem and ("chromedriver" in problem or "not installed" in problem)
+    if not _packages_present():
+        assert problem and "not installed" in problem
+    else:
+        assert problem and problem.startswith("chromedriver not found at /nonexistent/chromedriver")
+
+
+def test_problem_is_reported_when_the_browser_path_is_wrong(monkeypatch):
+    monkeypatch.setenv("MINIWOB_CHROME_BINARY", "/nonexistent/chromium")
+    monkeypatch.setenv("MINIWOB_CHROMEDRIVER", sys.executable)
+    problem = browser_problem()
+    assert problem and (problem.startswith("Chromium not found at /nonexistent/chromium")
+                        or (not _packages_present() and "not installed" in problem))
+
+
+def test_no_problem_when_both_paths_are_executables(monkeypatch):
+    monkeypatch.setenv("MINIWOB_CHROME_BINARY", sys.executable)
+    monkeypatch.setenv("MINIWOB_CHROMEDRIVER", sys.executable)
+    assert (browser_problem() is None) == _packages_present()
 
 
 def _distil_and_verify(task, n_verify):
