@@ -67,8 +67,9 @@ def test_replay_of_several_models_needs_a_model(tmp_path, rules_file):
     calls = tmp_path / "calls.jsonl"
     get_backend(f"record:{calls}=scripted:demo").chat("hello")
     get_backend(f"record:{calls}=scripted:{rules_file}").chat("story")
-    with pytest.raises(ValueError, match="replay:FILE#MODEL"):
+    with pytest.raises(ValueError, match="holds calls to 2 models") as info:
         get_backend(f"replay:{calls}")
+    assert "replay:FILE#MODEL" in info.value.hint
     assert get_backend(f"replay:{calls}#rules-model").chat("story").text.startswith("once upon")
     with pytest.raises(ValueError, match="no calls to model"):
         get_backend(f"replay:{calls}#other")

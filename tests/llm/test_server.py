@@ -116,8 +116,9 @@ def test_server_refuses_non_loopback_and_stops_cleanly(serve):
     from mlx26.core.llm import get_backend
     from mlx26.core.llm.server import LLMServer
 
-    with pytest.raises(ValueError, match="--allow-remote"):
+    with pytest.raises(ValueError, match="refusing to listen on 0.0.0.0") as info:
         LLMServer(get_backend("scripted:demo"), host="0.0.0.0")
+    assert "--allow-remote" in info.value.hint
     server = serve()
     c = client(server)
     c.models.list()  # leaves a keep-alive connection open

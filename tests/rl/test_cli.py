@@ -87,7 +87,7 @@ def test_config_file_and_print_config(run_cli, tmp_path):
         (["--algo", "dfql", "--env", "CartPole-v1", "--dataset", "x.npz"], "continuous (Box) action space"),
         (["--steps", "0"], "--steps"),
         (["--device", "tpu"], "Unknown device"),
-        (["--alpha", "3"], "unknown hyperparameter 'alpha' for dqn"),
+        (["--alpha", "3"], "Unknown hyperparameter 'alpha' for dqn"),
     ],
 )
 def test_bad_input_exits_2(run_cli, tmp_path, args, needle):
