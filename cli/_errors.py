@@ -1,6 +1,6 @@
 """Errors and exit codes shared by every mlx26 command.
 
-Exit codes (CONVENTIONS.md): 0 success, 1 runtime failure, 2 usage or input error,
+Exit codes (CONTRIBUTING.md): 0 success, 1 runtime failure, 2 usage or input error,
 3 a requested backend, device or optional extra is absent.
 
 Every failure reaches the user as one ``Error: …`` line on stderr, plus at most one

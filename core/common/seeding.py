@@ -1,4 +1,4 @@
-"""One place that seeds every random number generator a command uses (CONVENTIONS.md, Seeds)."""
+"""One place that seeds every random number generator a command uses (CONTRIBUTING.md, Seeds)."""
 
 from __future__ import annotations
 
