@@ -60,7 +60,7 @@ lint: $(STAMP)
 	$(BIN)/mypy cli core kernels fpga
 
 docs: $(STAMP)
-	$(BIN)/python -m mlx26.cli._reference --write README.md
+	$(BIN)/python -m mlx26.cli._reference --write
 
 clean:
 	rm -rf $(OUT) .pytest_cache .ruff_cache .mypy_cache

@@ -1,4 +1,4 @@
-"""The I/O contract shared by every mlx26 command (CONVENTIONS.md, "The I/O contract").
+"""The I/O contract shared by every mlx26 command (CONTRIBUTING.md, "The I/O contract").
 
 * ``read_records`` / ``read_numbered``: a path or ``-`` (stdin) in JSON, JSONL, CSV, TSV or
   plain lines, chosen by ``--input-format``, else by the file extension, else by sniffing.

@@ -1,10 +1,13 @@
-"""Generate the README's command table and CLI reference from the app itself.
+"""Generate the CLI reference and the README's command table from the app itself.
 
-    python -m mlx26.cli._reference --write README.md   # (make docs) rewrite the marked blocks
-    python -m mlx26.cli._reference --check README.md   # exit 1 when the README is stale
+    python -m mlx26.cli._reference --write   # (make docs) rewrite docs/cli-reference.md + README's table
+    python -m mlx26.cli._reference --check   # exit 1 when either is stale (a test runs this)
 
-The reference is every command's ``--help`` text, so it cannot drift from the code; a test
-runs ``--check``.
+``--root DIR`` names the repository root (default: the current folder). The reference is every
+command's ``--help`` text, so it cannot drift from the code: ``docs/cli-reference.md`` is
+generated whole (a hand edit makes it stale), and README.md's command table lives between
+``<!-- commands:start -->`` / ``<!-- commands:end -->``. A command the app has but ``METHODS``
+lacks is an error, so a new command cannot go missing from the table.
 """
 
 from __future__ import annotations
@@ -16,35 +19,49 @@ import re
 import sys
 from pathlib import Path
 
-# (command path, paper / purpose, issue). Status is computed: "available" when the command exists.
-METHODS: list[tuple[str, str, int]] = [
-    ("info", "installation report: version, extras, backends", 2),
-    ("io convert", "records between JSON / JSONL / CSV / TSV / lines", 2),
-    ("dp-mix", "Gaussian-mixture mechanisms for (ε, δ)-DP (Liu, Selvi & Wiesemann)", 3),
-    ("zoo", "small models and corpora trained and shipped by mlx26", 4),
-    ("llm", "one chat interface + OpenAI-compatible server", 5),
-    ("simplify", "SimpliPy rule-based simplification + Flash-ANSR (Saegert & Köthe)", 6),
-    ("table-decompose", "Orthogonal Hierarchical Decomposition of tables (Cao et al.)", 7),
-    ("quantize-moe", "TileQ low-rank quantization of MoE experts (Gu et al.)", 8),
-    ("profile-memory", "memory-processing pipeline, cpu/gpu/fpga (He et al.)", 9),
-    ("select-batch", "PartitionSel minibatch selection (Agrawal et al.)", 10),
-    ("score-code", "SecCodePRM step-level security scores (Yu et al.)", 11),
-    ("rpa-distill", "AutoRPA: ReAct trajectories → RPA functions (Chen et al.)", 12),
-    ("train rl", "RL training: DQN, PPO, FQL, DFQL (Direct Flow Q-Learning); RAPC reach-avoid + PPO-Lagrangian (#14)", 13),
-    ("rl", "OGBench-schema datasets (`rl data`), checkpoint eval, reach-avoid certify / LP optimum", 13),
-    ("rationality", "rationality measures for RL agents", 0),
-    ("spike", "SpikingLM", 0),
-    ("spec-bench", "SPEED-Bench speculative-decoding benchmark", 0),
-    ("judge-audit", "LLM-as-a-judge reliability", 0),
-    ("optimize-prompt", "MR.PEA prompt optimisation", 0),
-    ("train grpo", "SmartThinker GRPO training", 0),
-    ("fmri", "Omni-fMRI", 0),
-    ("wifi-pose", "WiFi-Mamba pose estimation", 0),
-    ("vuln-games", "capability-seeking RL vulnerability games", 0),
+# (command path, one-line purpose, docs page, paper). Status is computed: a command the app has is
+# listed in the table, the others on the "planned" line.
+METHODS: list[tuple[str, str, str, str]] = [
+    ("info", "installation report: version, extras, backends", "docs/cli-contract.md", "— (infrastructure)"),
+    ("io convert", "records between JSON / JSONL / CSV / TSV / lines", "docs/cli-contract.md", "— (infrastructure)"),
+    ("dp-mix", "Gaussian-mixture noise for (ε, δ)-DP", "docs/dp-mix.md",
+     "Liu, Selvi & Wiesemann, *Mind the Gap*"),
+    ("zoo", "small models and corpora trained and shipped by mlx26", "docs/zoo.md", "— (ours)"),
+    ("llm", "one chat interface + OpenAI-compatible server", "docs/llm.md", "— (ours)"),
+    ("simplify", "SimpliPy rule-based simplification of expressions", "docs/simplify.md",
+     "Saegert & Köthe, *Breaking the Simplification Bottleneck*"),
+    ("table-decompose", "header trees and cell lineage of complex tables (OHD)", "docs/table-decompose.md",
+     "Cao et al., *Orthogonal Hierarchical Decomposition*"),
+    ("quantize-moe", "TileQ low-rank quantization of MoE experts", "docs/quantize-moe.md", "Gu et al., *TileQ*"),
+    ("profile-memory", "memory-processing pipeline, cpu/gpu/fpga", "docs/profile-memory.md",
+     "He et al., *Understand and Accelerate Memory Processing Pipeline …*"),
+    ("select-batch", "PartitionSel minibatch selection", "docs/select-batch.md", "Agrawal et al., *PartitionSel*"),
+    ("score-code", "step-level security scores (SecCodePRM)", "docs/score-code.md", "Yu et al., *SecCodePRM*"),
+    ("rpa-distill", "ReAct trajectories → RPA functions (AutoRPA)", "docs/rpa-distill.md", "Chen et al., *AutoRPA*"),
+    ("train rl", "DQN, PPO, FQL, DFQL; RAPC reach-avoid", "docs/rl.md",
+     "*Direct Flow Q-Learning*; Pan et al., *Stochastic minimum-cost reach-avoid RL*"),
+    ("rl", "offline datasets, checkpoint eval, reach-avoid certify", "docs/rl.md", "as `train rl`"),
+    ("rationality", "rationality measures for RL agents", "", ""),
+    ("spike", "SpikingLM", "", ""),
+    ("spec-bench", "SPEED-Bench speculative-decoding benchmark", "", ""),
+    ("judge-audit", "LLM-as-a-judge reliability", "", ""),
+    ("optimize-prompt", "MR.PEA prompt optimisation", "", ""),
+    ("train grpo", "SmartThinker GRPO training", "", ""),
+    ("fmri", "Omni-fMRI", "", ""),
+    ("wifi-pose", "WiFi-Mamba pose estimation", "", ""),
+    ("vuln-games", "capability-seeking RL vulnerability games", "", ""),
 ]
 
 TABLE_MARK = "commands"
-REFERENCE_MARK = "cli-reference"
+README = "README.md"
+REFERENCE = "docs/cli-reference.md"
+REFERENCE_HEADER = """\
+# mlx26 CLI reference
+
+Every command's `--help`, generated by `make docs` (`python -m mlx26.cli._reference --write`).
+Do not edit this file: a test fails when it differs from the app. The I/O contract shared by
+every command is in [cli-contract.md](cli-contract.md).
+"""
 
 
 def help_text(path: list[str]) -> tuple[int, str]:
@@ -81,25 +98,35 @@ def walk(path: list[str] | None = None) -> list[tuple[list[str], str]]:
     return pages
 
 
+def unlisted(available: set[str]) -> list[str]:
+    """Top-level commands of the app that no ``METHODS`` row names."""
+    tops = sorted({command.split()[0] for command in available})
+    return [top for top in tops
+            if not any(row == top or row.startswith(top + " ") for row, *_ in METHODS)]
+
+
 def render_table(available: set[str]) -> str:
-    rows = ["| command | what | issue | status |", "|---|---|---|---|"]
-    for command, what, issue in METHODS:
-        status = "available" if command in available else "planned"
-        rows.append(f"| `mlx26 {command}` | {what} | {'#' + str(issue) if issue else '—'} | {status} |")
-    return "\n".join(rows) + "\n"
+    rows = ["| command | what it does | docs | paper |", "|---|---|---|---|"]
+    planned = []
+    for command, what, doc, paper in METHODS:
+        if command not in available:
+            planned.append(f"`{command}` ({what})")
+            continue
+        link = f"[{Path(doc).stem}]({doc})" if doc else "—"
+        rows.append(f"| `mlx26 {command}` | {what} | {link} | {paper or '—'} |")
+    text = "\n".join(rows) + "\n"
+    if planned:
+        text += "\nPlanned, not yet available: " + ", ".join(planned) + ".\n"
+    return text
 
 
 def render_reference(pages: list[tuple[list[str], str]]) -> str:
-    parts = []
+    tops = [path[0] for path, _ in pages if len(path) == 1]
+    index = " · ".join(f"[`{name}`](#mlx26-{name})" for name in tops)
+    parts = [REFERENCE_HEADER, f"Commands: {index}\n"]
     for path, text in pages:
-        parts.append(f"### `{' '.join(['mlx26', *path])}`\n\n```text\n{text}```\n")
+        parts.append(f"## `{' '.join(['mlx26', *path])}`\n\n```text\n{text}```\n")
     return "\n".join(parts)
-
-
-def render_blocks() -> dict[str, str]:
-    pages = walk()
-    available = {" ".join(p) for p, _ in pages if p}
-    return {TABLE_MARK: render_table(available), REFERENCE_MARK: render_reference(pages)}
 
 
 def replace_block(document: str, mark: str, body: str) -> str:
@@ -110,30 +137,38 @@ def replace_block(document: str, mark: str, body: str) -> str:
     return pattern.sub(lambda _: f"{start}\n{body}{end}", document)
 
 
-def updated(document: str) -> str:
-    for mark, body in render_blocks().items():
-        document = replace_block(document, mark, body)
-    return document
+def render(root: Path) -> tuple[dict[Path, str], list[str]]:
+    """{file: its up-to-date text} for README.md and docs/cli-reference.md, and unlisted commands."""
+    pages = walk()
+    available = {" ".join(p) for p, _ in pages if p}
+    readme = root / README
+    return ({readme: replace_block(readme.read_text(encoding="utf-8"), TABLE_MARK, render_table(available)),
+             root / REFERENCE: render_reference(pages)},
+            unlisted(available))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Regenerate or check the README's CLI blocks.")
+    parser = argparse.ArgumentParser(description="Regenerate or check the CLI reference and README's table.")
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", metavar="FILE")
-    group.add_argument("--check", metavar="FILE")
+    group.add_argument("--write", action="store_true", help="rewrite the generated files")
+    group.add_argument("--check", action="store_true", help="exit 1 when a generated file is stale")
+    parser.add_argument("--root", type=Path, default=Path("."), help="the repository root")
     args = parser.parse_args(argv)
-    path = Path(args.write or args.check)
-    current = path.read_text(encoding="utf-8")
-    new = updated(current)
+    wanted, missing = render(args.root)
+    if missing:
+        print(f"commands missing from METHODS in cli/_reference.py: {', '.join(missing)}", file=sys.stderr)
+    stale = [path for path, text in wanted.items()
+             if not path.exists() or path.read_text(encoding="utf-8") != text]
     if args.write:
-        if new != current:
-            path.write_text(new, encoding="utf-8")
-        print(f"{path}: CLI blocks {'updated' if new != current else 'already current'}", file=sys.stderr)
-        return 0
-    if new != current:
+        for path in stale:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(wanted[path], encoding="utf-8")
+        for path in wanted:
+            print(f"{path}: {'updated' if path in stale else 'already current'}", file=sys.stderr)
+        return 1 if missing else 0
+    for path in stale:
         print(f"{path} is stale: run `make docs`", file=sys.stderr)
-        return 1
-    return 0
+    return 1 if stale or missing else 0
 
 
 if __name__ == "__main__":
