@@ -20,7 +20,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from enum import Enum, StrEnum
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import IO, Annotated, Any
 
 import typer
 from mlx26.cli._errors import UsageError, did_you_mean
-from mlx26.core.common.files import replacement_mode
+from mlx26.core.common.files import atomic_writer, is_special
 
 
 class InputFormat(StrEnum):
@@ -369,7 +368,7 @@ def check_output(output: str | None, force: bool) -> None:
     p = Path(output)
     if p.is_dir():
         raise UsageError(f"output path is a directory: {output}")
-    if _is_special(p):  # /dev/null, a FIFO, a terminal: written through, nothing is overwritten
+    if is_special(p):  # /dev/null, a FIFO, a terminal: written through, nothing is overwritten
         return
     if os.path.lexists(p) and not force:  # lexists: a dangling link counts too
         raise UsageError(f"refusing to overwrite existing file {output}.", hint="add --force to replace it")
@@ -380,17 +379,6 @@ def check_output(output: str | None, force: bool) -> None:
         raise UsageError(f"cannot write {output}: {parent} is not a directory.")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(f"cannot write {output}: {parent} is not writable.")
-
-
-def _is_special(p: Path) -> bool:
-    """An existing output that is not a regular file or folder (device, FIFO, socket)."""
-    try:
-        mode = p.stat().st_mode
-    except OSError:
-        return False
-    import stat
-
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def resolve_output_format(fmt: OutputFormat | str, output: str | None, single: bool) -> str:
@@ -566,20 +554,9 @@ def emit(
 def atomic_output(output: str, force: bool = False) -> Iterator[IO[str]]:
     """A text handle on a temporary file beside ``output``, renamed onto it only on success."""
     check_output(output, force)
-    if _is_special(Path(output)):  # renaming onto a device or FIFO would replace it: write through
-        with open(output, "w", encoding="utf-8", newline="") as handle:
-            yield handle
-        return
-    target = Path(os.path.realpath(output))  # through a symlink: replace the file it names, keep the link
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        os.chmod(tmp, replacement_mode(target))  # mkstemp's 0600 would otherwise stick to the output
-        with open(fd, "w", encoding="utf-8", newline="") as handle:
-            yield handle
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # a device or FIFO is written through; a symlink keeps the link; the mode is kept (core/common/files.py)
+    with atomic_writer(output, "w", encoding="utf-8", newline="") as handle:
+        yield handle
 
 
 def write_text(text: str, output: str | None, *, force: bool = False) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mlx26.core.common.errors import InputError, RunFailure
+from mlx26.core.common.files import atomic_path, umask
 
 HLS_DIR = Path(__file__).resolve().parent / "hls"
 SOURCES = ("page_minmax.cpp", "page_score.cpp", "topk_select.cpp", "gather_rows.cpp")
@@ -80,18 +81,17 @@ def build_library(src_dir: Path = HLS_DIR, sources: tuple[str, ...] = SOURCES, c
     if lib.is_file():
         return lib
     target_dir.mkdir(parents=True, exist_ok=True)
-    tmp = target_dir / f".{LIB_NAME}.{os.getpid()}.tmp"
-    cmd = [cxx, *FLAGS, f"-I{src_dir}", "-o", str(tmp), *[str(src_dir / s) for s in sources]]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    except OSError as exc:
-        raise BuildError(f"cannot run the C++ compiler '{cxx}': {exc}", str(exc)) from exc
-    if proc.returncode != 0 or proc.stderr.strip():
-        tmp.unlink(missing_ok=True)
-        what = f"exit {proc.returncode}" if proc.returncode else "warnings"
-        raise BuildError(f"{cxx} failed building the HLS emulation library ({what})",
-                         proc.stderr.strip() or proc.stdout.strip())
-    os.replace(tmp, lib)
+    # the mode a linker gives a fresh library (0777 minus umask); a failed build leaves no temp file
+    with atomic_path(lib, perms=0o777 & ~umask()) as tmp:
+        cmd = [cxx, *FLAGS, f"-I{src_dir}", "-o", str(tmp), *[str(src_dir / s) for s in sources]]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        except OSError as exc:
+            raise BuildError(f"cannot run the C++ compiler '{cxx}': {exc}", str(exc)) from exc
+        if proc.returncode != 0 or proc.stderr.strip():
+            what = f"exit {proc.returncode}" if proc.returncode else "warnings"
+            raise BuildError(f"{cxx} failed building the HLS emulation library ({what})",
+                             proc.stderr.strip() or proc.stdout.strip())
     return lib
 
 

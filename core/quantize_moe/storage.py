@@ -12,16 +12,13 @@ older directory intact; an existing target needs ``force``.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from mlx26.core.common.errors import InputError, RunFailure
-from mlx26.core.common.files import check_creatable_folder
+from mlx26.core.common.files import atomic_folder, check_creatable_folder
 from mlx26.core.quantize_moe import quant
 from mlx26.core.quantize_moe.lowrank import Factors
 
@@ -72,11 +69,7 @@ def save(path: str, model: Any, tokenizer: Any, experts: list[tuple[str, Any]], 
     check_target(path, force)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    except OSError as exc:
-        raise RunFailure(f"cannot create {path}: {exc.strerror}.") from None
-    try:
+    with atomic_folder(path) as tmp:  # the old folder, or the new one complete; a failure leaves no temp folder
         model.config.save_pretrained(tmp)
         if tokenizer is not None:
             tokenizer.save_pretrained(tmp)
@@ -107,16 +100,6 @@ def save(path: str, model: Any, tokenizer: Any, experts: list[tuple[str, Any]], 
         for f in tmp.iterdir():
             f.chmod(0o644)
         tmp.chmod(0o755)
-        if target.exists():
-            old = target.parent / f".{target.name}.old-{os.getpid()}"
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def is_quantized_dir(path: str) -> bool:

@@ -4,12 +4,11 @@ when every tensor in it is finite, so a diverging run keeps its last good checkp
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from mlx26.core.common.errors import InputError
-from mlx26.core.common.files import replacement_mode
+from mlx26.core.common.files import atomic_path
 
 NAME = "checkpoint.pt"
 
@@ -45,15 +44,8 @@ def save(out: str | os.PathLike, state: dict[str, Any]) -> Path:
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / NAME
-    fd, tmp = tempfile.mkstemp(prefix=".checkpoint.", suffix=".tmp", dir=folder)
-    os.close(fd)
-    try:
+    with atomic_path(target) as tmp:
         torch.save(state, tmp)
-        os.chmod(tmp, replacement_mode(target))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return target
 
 

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from mlx26.core.common.errors import InputError
-from mlx26.core.common.files import replacement_mode
+from mlx26.core.common.files import atomic_path
 
 LABEL = "local-oracle-v0"
 REQUIRED_KEYS = ("observations", "actions", "terminals", "next_observations", "rewards", "masks")
@@ -40,16 +39,8 @@ def val_path(path: str | os.PathLike) -> Path:
 
 def save(path: str | os.PathLike, arrays: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
     """Write ``arrays`` + ``meta`` (JSON string, no pickle) atomically."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp.npz", dir=target.parent)
-    os.close(fd)
-    try:
+    with atomic_path(path, suffix=".tmp.npz") as tmp:  # .npz: numpy.savez appends it otherwise
         np.savez(tmp, **{**arrays, "meta": np.array(json.dumps(meta))})  # type: ignore[arg-type]
-        os.chmod(tmp, replacement_mode(target))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_meta(file) -> dict[str, Any]:

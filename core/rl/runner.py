@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from mlx26.core.common.errors import InputError
+from mlx26.core.common.files import atomic_write
 from mlx26.core.rl import checkpoint, registry
 from mlx26.core.rl.hparams import TrainConfig, apply_overrides
 
@@ -76,9 +76,7 @@ def write_config(out: str, cfg: TrainConfig, extra: Mapping[str, Any] | None = N
     from mlx26.core._version import __version__
 
     data = {**cfg.to_dict(), "mlx26_version": __version__, **(extra or {})}
-    tmp = Path(out) / ".config.json.tmp"
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
-    os.replace(tmp, Path(out) / "config.json")
+    atomic_write(Path(out) / "config.json", json.dumps(data, indent=2, default=str) + "\n")
 
 
 def _non_finite(record: Mapping[str, Any]) -> str | None:

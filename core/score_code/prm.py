@@ -10,13 +10,12 @@ they were trained (``make reproduce-score-code`` retrains them). A model folder 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mlx26.core.common.errors import InputError
+from mlx26.core.common.files import atomic_writer
 from mlx26.core.score_code.segment import Step, segment
 
 MODELS = ("linear", "transformer")
@@ -66,16 +65,8 @@ def save_model(model, folder: str) -> str:
 
     Path(folder).mkdir(parents=True, exist_ok=True)
     target = Path(folder) / f"{model.kind}.npz"
-    fd, tmp = tempfile.mkstemp(prefix=f".{model.kind}.", suffix=".npz", dir=folder)
-    os.close(fd)
-    try:
-        with open(tmp, "wb") as fh:
-            np.savez_compressed(fh, **model.to_arrays())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(target, "wb", perms=0o644) as fh:
+        np.savez_compressed(fh, **model.to_arrays())
     return str(target)
 
 

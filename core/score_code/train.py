@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 
 from mlx26.core._version import __version__
 from mlx26.core.common.errors import InputError
+from mlx26.core.common.files import atomic_write
 from mlx26.core.score_code.labels import step_labels
 from mlx26.core.score_code.prm import MODELS, save_model
 from mlx26.core.score_code.segment import segment
@@ -109,8 +108,4 @@ def write_manifest(entry: dict, out_dir: str) -> None:
     old = json.loads(path.read_text()) if path.is_file() else {}
     merged = {**old, **{k: v for k, v in entry.items() if k != "models"},
               "models": {**old.get("models", {}), **entry["models"]}}
-    fd, tmp = tempfile.mkstemp(prefix=".manifest.", suffix=".json", dir=out_dir)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(json.dumps(merged, indent=2, sort_keys=True) + "\n")
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(merged, indent=2, sort_keys=True) + "\n", perms=0o644)

@@ -19,14 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mlx26.core.common.errors import InputError
-from mlx26.core.common.files import replacement_mode
+from mlx26.core.common.files import atomic_write
 
 ChatFn = Callable[[list[dict[str, str]]], str]
 
@@ -130,15 +129,7 @@ class ArbiterCache:
         if self.path is None or (self.entries == self._saved and self.path.exists()):
             return  # nothing new: leave the file (and its mtime) alone
         text = json.dumps(self.entries, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            os.chmod(tmp, replacement_mode(self.path))
-            with open(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(self.path, text)
 
 
 def build_messages(case: Case) -> list[dict[str, str]]:

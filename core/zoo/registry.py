@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 from mlx26.core.common.errors import InputError, RunFailure, unknown_name
+from mlx26.core.common.files import atomic_folder
 from mlx26.core.zoo.presets import PRESETS, count_parameters, get_preset
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
@@ -127,18 +127,13 @@ def materialize_random_init(name: str) -> Path:
     hf_logging.disable_progress_bar()
     model, tokenizer = build_random_init(name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    manifest = random_init_manifest(name, count_parameters(model))
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    for f in tmp.iterdir():
-        f.chmod(0o644)
-    try:
-        os.replace(tmp, target)
-    except OSError:  # another process finished first
-        shutil.rmtree(tmp, ignore_errors=True)
+    with atomic_folder(target, replace=False) as tmp:  # another process that finished first keeps its folder
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        manifest = random_init_manifest(name, count_parameters(model))
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        for f in tmp.iterdir():
+            f.chmod(0o644)
     return target
 
 

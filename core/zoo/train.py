@@ -26,7 +26,6 @@ import hashlib
 import json
 import math
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from mlx26.core.common.errors import InputError, RunFailure
-from mlx26.core.common.files import check_creatable_folder
+from mlx26.core.common.files import atomic_folder, check_creatable_folder
 from mlx26.core.zoo.presets import Preset, get_preset
 
 EVAL_BYTES = 262_144  # held-out bytes of the final evaluation (and of `mlx26 zoo eval` by default)
@@ -334,23 +333,12 @@ def _save(model: Any, tokenizer: Any, manifest: dict[str, Any], out: Path, force
 
     hf_logging.disable_progress_bar()  # stderr belongs to our own progress and notices
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
+    with atomic_folder(out) as tmp:  # the old folder, or the new one complete; a failure leaves no temp folder
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         (tmp / "MODEL_CARD.md").write_text(model_card(manifest), encoding="utf-8")
         for f in tmp.iterdir():
             f.chmod(0o644)
-        if out.exists():
-            if not force:
-                raise InputError(f"output directory {out} already exists.", "add --force to replace it")
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if out.exists() and not force:
+            raise InputError(f"output directory {out} already exists.", "add --force to replace it")

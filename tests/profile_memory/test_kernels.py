@@ -7,6 +7,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from mlx26.core.common import files
 from mlx26.fpga import emu
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
@@ -92,6 +93,8 @@ def test_build_is_cached_by_source_hash(tmp_path):
     stamp = first.stat().st_mtime_ns
     assert emu.build_library(src, cache=tmp_path / "cache") == first and first.stat().st_mtime_ns == stamp
     assert not str(first).startswith(str(emu.HLS_DIR))  # never inside the source tree
+    assert first.stat().st_mode & 0o777 == 0o777 & ~files.umask()  # as the linker makes it, not mkstemp's 0600
+    assert [f.name for f in first.parent.iterdir()] == [emu.LIB_NAME]
     (src / "gather_rows.cpp").write_text((src / "gather_rows.cpp").read_text() + "\n// edited\n")
     second = emu.build_library(src, cache=tmp_path / "cache")
     assert second != first and second.is_file()
@@ -105,6 +108,7 @@ def test_compiler_error_carries_stderr(tmp_path):
         emu.build_library(src, cache=tmp_path / "cache")
     assert "error" in info.value.stderr and "page_score.cpp" in info.value.stderr
     assert not list((tmp_path / "cache").rglob("*.so"))
+    assert not [f for f in (tmp_path / "cache").rglob("*") if f.is_file()]  # nor the temporary output
 
 
 def test_warning_is_a_build_error(tmp_path):
