@@ -117,7 +117,7 @@ def test_actions_outside_the_box_need_rescale(tmp_path):
     path = _write(tmp_path / "a.npz", **arrays)
     with pytest.raises(ValueError, match=r"outside \[-1, 1\]") as err:
         datasets.load(path)
-    assert "--rescale" in err.value.args[1]
+    assert "--rescale" in err.value.hint
     data = datasets.load(path, rescale=True, action_low=[-2, -2], action_high=[2, 2])
     assert data.actions[:, 0].min() == -1 and data.actions[:, 0].max() == 1
     assert np.allclose(data.actions * data.action_scale + data.action_offset, arrays["actions"])

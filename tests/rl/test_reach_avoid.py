@@ -134,11 +134,11 @@ def test_fitted_critic_on_ra_gae_targets_reaches_the_dp_fixed_point():
 
 
 def test_neural_ra_critic_on_ra_gae_targets_reaches_the_dp_fixed_point():
-    """The RAPC critic network (``_mlp`` + sigmoid head, squared error on reach-avoid GAE targets
+    """The RAPC critic network (``tanh_mlp`` + sigmoid head, squared error on reach-avoid GAE targets
     bootstrapped from itself) evaluating a fixed policy with exploring starts ends within 0.02 of
     V_γ at every non-absorbing cell. The loss is the sample MSE over a replay of the last 25
     rollouts, computed through per-cell sufficient statistics (exact for one-hot inputs)."""
-    from mlx26.core.rl.algos.ppo import _mlp
+    from mlx26.core.rl.nets import tanh_mlp
 
     torch.manual_seed(0)
     m, pi = _grid_policy()
@@ -146,7 +146,7 @@ def test_neural_ra_critic_on_ra_gae_targets_reaches_the_dp_fixed_point():
     v_gamma = fixed_point(m.policy_matrix(pi), m.r, m.s, gamma)
     rng = np.random.default_rng(0)
     inner = np.flatnonzero(~m.absorbing)
-    net = _mlp(m.n, (64, 64), 1, 1.0)
+    net = tanh_mlp(m.n, (64, 64), 1, 1.0)
     opt = torch.optim.Adam(net.parameters(), lr=3e-3)
     eye = torch.eye(m.n)
 
@@ -267,7 +267,7 @@ def test_rapc_rejects_bad_hyperparameters(key, value, match):
 def test_rapc_names_the_wrapper_for_envs_without_reach_avoid_info():
     with pytest.raises(ValueError) as err:
         runner.build_config("rapc", "CartPole-v1", {})
-    assert "reached" in str(err.value.args[0]) and "ReachAvoidInfo" in err.value.args[1]
+    assert "reached" in str(err.value.args[0]) and "ReachAvoidInfo" in err.value.hint
 
 
 def test_rapc_warns_on_negative_costs_and_stops_on_nan_observations(tmp_path):

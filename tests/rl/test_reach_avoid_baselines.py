@@ -150,7 +150,7 @@ def test_weighted_ppo_checks_its_options():
         runner.build_config("ppo", "mlx26/ra-point", {"w_goal": "5"})
     with pytest.raises(ValueError) as err:
         runner.build_config("ppo", "CartPole-v1", {"reward": "weighted"})
-    assert "ReachAvoidInfo" in err.value.args[1]
+    assert "ReachAvoidInfo" in err.value.hint
     with pytest.raises(ValueError, match="reward must be"):
         runner.build_config("ppo", "mlx26/ra-point", {"reward": "sum"})
     with pytest.raises(ValueError, match="gamma must be in"):
