@@ -31,15 +31,14 @@ from mlx26.cli._io import (
     print_config_requested,
     read_records,
 )
+from mlx26.core.dp_mix.spec import MECHANISMS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
-
-MECHANISMS = ("multi", "quasi", "gaussian")
 
 EpsOpt = Annotated[float, typer.Option("--eps", "-e", help="Privacy parameter ε > 0.")]
 DeltaOpt = Annotated[float, typer.Option("--delta", "-d", help="Privacy parameter δ in (0, 1).")]
 SensOpt = Annotated[float, typer.Option("--sensitivity", "-s", help="Sensitivity Δ of the query (> 0).")]
-MechOpt = Annotated[str, typer.Option("--mechanism", "-m", help="multi | quasi | gaussian.")]
+MechOpt = Annotated[str, typer.Option("--mechanism", "-m", help=" | ".join(MECHANISMS) + ".")]
 KOpt = Annotated[str, typer.Option("--K", help="Mixture half-width for multi: auto or an integer ≥ 1.")]
 
 

@@ -1,8 +1,9 @@
 """The ``mlx26`` typer app: every command is registered here, from one explicit list.
 
-Command modules import only the standard library, typer and ``mlx26.cli._io`` at module
-level (numpy, torch and the cores load inside the command functions), so building the
-whole app for ``mlx26 --help`` stays fast. ``main(argv)`` runs the app and maps every
+Command modules import only the standard library, typer, ``mlx26.cli._*`` and the
+stdlib-only ``mlx26.core.<method>.spec`` choice lists at module level (numpy, torch and the
+cores load inside the command functions; tests/foundation/test_layering.py checks it), so
+building the whole app for ``mlx26 --help`` stays fast. ``main(argv)`` runs the app and maps every
 failure to one line on stderr and an exit code (see ``mlx26.cli._errors``).
 """
 
@@ -36,12 +37,13 @@ GROUPS: list[tuple[str, str, str]] = [
     ("score-code", "mlx26.cli.score_code:app", "Step-level security scores along code: detection and ranking (SecCodePRM, Yu et al.)."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
-# A group cannot take a positional argument before its subcommand name, so argv is rewritten.
-DEFAULT_SUBCOMMANDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "simplify": ("run", ("run", "equiv", "mine", "decontam", "bench")),
-    "table-decompose": ("run", ("run", "eval")),
-    "select-batch": ("run", ("run", "train", "demo-data")),
-    "score-code": ("score", ("score", "detect", "label", "corpus", "train", "rank")),
+# A group cannot take a positional argument before its subcommand name, so argv is rewritten; the
+# names that are subcommands are read from the group's typer app (subcommand_names), never copied.
+DEFAULT_SUBCOMMANDS: dict[str, str] = {
+    "simplify": "run",
+    "table-decompose": "run",
+    "select-batch": "run",
+    "score-code": "score",
 }
 
 # Nested training entry points (`mlx26 train rl`, `mlx26 train grpo`) register here.
@@ -101,11 +103,18 @@ def command_names() -> list[str]:
     return [n for n, _ in COMMANDS] + [n for n, _, _ in GROUPS] + (["train"] if TRAIN_COMMANDS else [])
 
 
+def subcommand_names(group: str) -> tuple[str, ...]:
+    """The subcommand (and sub-group) names registered on the typer app of ``group``."""
+    sub = _resolve(next(target for name, target, _ in GROUPS if name == group))
+    names = [c.name or getattr(c.callback, "__name__", "").lower().replace("_", "-") for c in sub.registered_commands]
+    names += [g.name or g.typer_instance.info.name for g in sub.registered_groups if g.typer_instance]
+    return tuple(n for n in names if isinstance(n, str) and n)
+
+
 def _with_default_subcommand(args: list[str]) -> list[str]:
     if len(args) >= 2 and args[0] in DEFAULT_SUBCOMMANDS:
-        default, subcommands = DEFAULT_SUBCOMMANDS[args[0]]
-        if args[1] not in (*subcommands, "-h", "--help"):
-            return [args[0], default, *args[1:]]
+        if args[1] not in (*subcommand_names(args[0]), "-h", "--help"):
+            return [args[0], DEFAULT_SUBCOMMANDS[args[0]], *args[1:]]
     return args
 
 

@@ -22,15 +22,16 @@ from mlx26.cli._io import (
     notice,
     resolve_output_format,
 )
+from mlx26.core.profile_memory.spec import DEVICES, FPGA_BACKENDS, PLACEMENTS
+from mlx26.core.profile_memory.spec import PIPELINES as CORE_PIPELINES
 
-PIPELINES = ("quest", "indexer", "rag", "memory", "all")
-DEVICES = ("cpu", "gpu", "fpga")
+PIPELINES = (*CORE_PIPELINES, "all")
 COMPACT = ("pipeline", "stage", "device", "time_s", "share", "flops", "bytes", "intensity", "bound", "memory_share",
            "speedup", "energy_ratio")
 
 
 def profile_memory(
-    pipeline: Annotated[str, typer.Option("--pipeline", help="quest | indexer | rag | memory | all.")] = "quest",
+    pipeline: Annotated[str, typer.Option("--pipeline", help=" | ".join(PIPELINES) + ".")] = "quest",
     device: Annotated[str, typer.Option("--device", help="cpu | gpu (CUDA/ROCm via torch) | fpga.")] = "cpu",
     fpga_backend: Annotated[str, typer.Option("--fpga-backend", help="emu: HLS C++ built by g++ (times modelled); "
                                               "xrt: an Alveo card through pyxrt.")] = "emu",
@@ -44,7 +45,8 @@ def profile_memory(
                                         "their size).")] = 512,
     specs: Annotated[str | None, typer.Option("--specs", help='JSON {"gpu": NAME|{...}, "fpga": NAME|{...}}; '
                                               "default MI210 + U55C.", metavar="FILE")] = None,
-    placement: Annotated[str, typer.Option("--placement", help="auto | gpu | hetero (modelled offload).")] = "auto",
+    placement: Annotated[str, typer.Option("--placement", help=" | ".join(PLACEMENTS) + " (modelled offload).")
+                         ] = "auto",
     overlap: Annotated[bool, typer.Option("--overlap/--no-overlap", help="Model GPU/FPGA overlap.")] = True,
     seed: SeedOpt = 0,
     output: OutputOpt = None,
@@ -70,13 +72,12 @@ def profile_memory(
         raise unknown_name("pipeline", pipeline, PIPELINES)
     if device not in DEVICES:
         raise unknown_name("device", device, DEVICES)
-    if fpga_backend not in ("emu", "xrt"):
-        raise unknown_name("fpga backend", fpga_backend, ("emu", "xrt"))
-    if placement not in ("auto", "gpu", "hetero"):
-        raise unknown_name("placement", placement, ("auto", "gpu", "hetero"))
+    if fpga_backend not in FPGA_BACKENDS:
+        raise unknown_name("fpga backend", fpga_backend, FPGA_BACKENDS)
+    if placement not in PLACEMENTS:
+        raise unknown_name("placement", placement, PLACEMENTS)
     check_output(output, force)
     from mlx26.core.profile_memory.devices import load_specs
-    from mlx26.core.profile_memory.profiler import PIPELINES as CORE_PIPELINES
     from mlx26.core.profile_memory.profiler import ProfileOptions, check_positions, max_positions_of, validate
 
     names = list(CORE_PIPELINES) if pipeline == "all" else [pipeline]

@@ -27,11 +27,8 @@ from mlx26.cli._io import (
     print_config_requested,
     resolve_output_format,
 )
+from mlx26.core.quantize_moe.spec import BASES, BITS, CLUSTERS, LOWRANKS
 
-BITS = (2, 3, 4, 8)
-BASES = ("rtn", "gptq", "hqq")
-LOWRANKS = ("none", "lqer", "tileq")
-CLUSTERS = ("index", "activation")
 # Columns of the terminal table (JSON/CSV carry every field).
 TABLE = ("record", "layer", "projection", "rank", "err_base", "err_lowrank", "extra_bytes", "extra_ratio_vs_lqer",
          "total_extra_bytes", "ppl_fp", "ppl_base", "ppl_quantized")
@@ -75,7 +72,7 @@ def quantize_moe(
     rank: Annotated[int, typer.Option("--rank", "-r", help="Rank of the correction.")] = 8,
     rows: Annotated[int | None, typer.Option("--rows", help="TileQ row groups P (default 1, or searched).")] = None,
     cols: Annotated[int | None, typer.Option("--cols", help="TileQ column groups Q (default 1, or searched).")] = None,
-    cluster: Annotated[str, typer.Option("--cluster", help="Expert grouping: index | activation.")] = "index",
+    cluster: Annotated[str, typer.Option("--cluster", help="Expert grouping: " + " | ".join(CLUSTERS) + ".")] = "index",
     match_memory: Annotated[str | None, typer.Option("--match-memory", metavar="lqer:R",
                                                      help="Pick TileQ's rank to use the extra memory of "
                                                      "per-expert LQER at rank R; without --rows/--cols also "

@@ -20,6 +20,7 @@ from mlx26.cli._io import (
     emit,
     notice,
 )
+from mlx26.core.rl.spec import DATA_POLICIES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
@@ -32,7 +33,7 @@ def data_make(
     env: Annotated[str, typer.Option("--env", help="mlx26/toy-modes, ogbench:<id> or a gymnasium id.")],
     out: Annotated[str, typer.Option("--out", help="Train file D.npz (D-val.npz is written beside it).",
                                      metavar="D.npz")],
-    policy: Annotated[str, typer.Option("--policy", help="oracle | noisy | random.")] = "oracle",
+    policy: Annotated[str, typer.Option("--policy", help=" | ".join(DATA_POLICIES) + ".")] = "oracle",
     noise: Annotated[float, typer.Option("--noise", help="Action noise σ.")] = 0.1,
     steps: Annotated[int, typer.Option("--steps", help="Train transitions (+10% for -val).")] = 100_000,
     episode_length: Annotated[int | None, typer.Option("--episode-length", help="Cut episodes at N steps "

@@ -26,6 +26,7 @@ from mlx26.cli._io import (
     notice,
 )
 from mlx26.cli._llm_options import LLMOpt, llm_errors, open_llm
+from mlx26.core.rpa_distill.spec import AGENTS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
@@ -118,8 +119,8 @@ def record(
       mlx26 rpa-distill record --env synthetic/click-button --episodes 3 --format jsonl
       mlx26 rpa-distill record --env synthetic/login-user -n 2 --agent react --format jsonl
     """
-    if agent not in ("oracle", "react"):
-        raise unknown_name("agent", agent, ("oracle", "react"))
+    if agent not in AGENTS:
+        raise unknown_name("agent", agent, AGENTS)
     check_output(output, force)
     _env_available(env)
     from mlx26.core.rpa_distill import pipeline
@@ -325,8 +326,8 @@ def compare(
     Examples:
       mlx26 rpa-distill compare --env synthetic/login-user -n 20 --format csv
     """
-    if demo_agent not in ("oracle", "react"):
-        raise unknown_name("demo agent", demo_agent, ("oracle", "react"))
+    if demo_agent not in AGENTS:
+        raise unknown_name("demo agent", demo_agent, AGENTS)
     check_output(output, force)
     from mlx26.core.rpa_distill import pipeline
 

@@ -25,10 +25,11 @@ from mlx26.cli._io import (
     notice,
     read_records,
 )
+from mlx26.core.score_code.spec import AGGREGATORS, ANALYZERS, MODELS
+from mlx26.core.score_code.spec import SEGMENT_MODES as SEGMENTS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
-SEGMENTS = ("block", "line", "logical", "ast")
 InputsArg = Annotated[list[str] | None, typer.Argument(help="Python files or folders (their *.py); - = stdin.",
                                                        metavar="[FILES|DIRS|-]...")]
 ModelOpt = Annotated[str, typer.Option("--model", help="linear (fast) | transformer (small causal transformer).")]
@@ -48,8 +49,8 @@ def _segment(name: str) -> str:
 
 
 def _model(kind: str, model_dir: str | None) -> Any:
-    if kind not in ("linear", "transformer"):
-        raise unknown_name("model", kind, ("linear", "transformer"))
+    if kind not in MODELS:
+        raise unknown_name("model", kind, MODELS)
     if kind == "transformer":
         from mlx26.cli._errors import require
 
@@ -194,7 +195,7 @@ def detect(
       printf 'import pickle\\n\\ndef load(b):\\n    return pickle.loads(b)\\n' | mlx26 score-code detect - --format json
       printf 'import json\\n\\ndef load(b):\\n    return json.loads(b)\\n' | mlx26 score-code detect - --agg cvar --alpha 0.5
     """
-    from mlx26.core.score_code.aggregate import AGGREGATORS, aggregate
+    from mlx26.core.score_code.aggregate import aggregate
     from mlx26.core.score_code.detect import UNITS, prefix_text, verdicts
 
     if agg not in AGGREGATORS:
@@ -237,8 +238,8 @@ def _printable(text: str) -> str:
 def _analyzer_names(values: list[str] | None) -> list[str]:
     names = [n.strip() for v in (values or ["bandit"]) for n in v.split(",") if n.strip()]
     for n in names:
-        if n not in ("bandit", "semgrep"):
-            raise unknown_name("analyzer", n, ("bandit", "semgrep"))
+        if n not in ANALYZERS:
+            raise unknown_name("analyzer", n, ANALYZERS)
     return list(dict.fromkeys(names))
 
 
@@ -370,10 +371,10 @@ def train(
       mlx26 score-code train --model linear --n-files 60 --out prm-example --force --format json
     """
 
-    kinds = list(dict.fromkeys(model or ["linear", "transformer"]))
+    kinds = list(dict.fromkeys(model or MODELS))
     for k in kinds:
-        if k not in ("linear", "transformer"):
-            raise unknown_name("model", k, ("linear", "transformer"))
+        if k not in MODELS:
+            raise unknown_name("model", k, MODELS)
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"--out is a file, not a folder: {out}")
@@ -435,7 +436,7 @@ def rank(
     Examples:
       printf '%s\\n' '{"id": "a", "candidate": "import os\\nos.system(cmd)\\n"}' '{"id": "b", "candidate": "import subprocess\\nsubprocess.run([\\"ls\\", d])\\n"}' | mlx26 score-code rank --candidates - --format table
     """
-    from mlx26.core.score_code.aggregate import AGGREGATORS, aggregate
+    from mlx26.core.score_code.aggregate import aggregate
 
     if agg not in AGGREGATORS:
         raise unknown_name("aggregator", agg, AGGREGATORS)

@@ -27,22 +27,19 @@ from mlx26.cli._io import (
     to_json,
     write_text,
 )
+from mlx26.core.select_batch.spec import BUDGET_MODES, BUDGETED, FEATURE_PATHS, GRAD_PARAMS, METHODS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
-METHODS = ("partitionsel", "independent", "gradmatch", "greats", "random")
-GRAD_PARAMS = ("last-layer", "last-block", "lora")
-
-MethodOpt = Annotated[str, typer.Option("--method", help="partitionsel | independent | gradmatch | greats | random.")]
+MethodOpt = Annotated[str, typer.Option("--method", help=" | ".join(METHODS) + ".")]
 ModelOpt = Annotated[str, typer.Option("--model", help="A zoo NAME (mlx26 zoo list) or a model folder.",
                                        metavar="MODEL")]
-BudgetModeOpt = Annotated[str, typer.Option("--budget-mode", help="proportional | equal | a JSON file "
+BudgetModeOpt = Annotated[str, typer.Option("--budget-mode", help=" | ".join(BUDGET_MODES) + " | a JSON file "
                                             "{domain: k} (user budgets).", metavar="MODE|FILE")]
 GradParamsOpt = Annotated[str, typer.Option("--grad-params", help="Gradient features of: last-layer (LM head), "
                                             "last-block, lora (peft adapters on the last block).")]
 ProjDimOpt = Annotated[int, typer.Option("--proj-dim", help="CountSketch dimension of the features (0 = none).",
                                          min=0)]
-FEATURE_PATHS = ("auto", "ghost", "vmap")
 FeaturesOpt = Annotated[str, typer.Option("--features", help="How per-example gradients are computed: ghost "
                                           "(closed form from one no-grad forward; last-layer only), vmap (exact "
                                           "per-example backward), auto (ghost for last-layer, else vmap).")]
@@ -76,9 +73,9 @@ def _check_numbers(eta: float, proj_dim: int) -> None:
 
 
 def _check_budget_mode(method: str, budget_mode: str) -> None:
-    if method in ("greats", "gradmatch") and budget_mode != "proportional":
-        raise UsageError(f"--budget-mode applies to partitionsel, independent and random; {method} ignores "
-                         "domains, so it would be silently unused.")
+    if method not in BUDGETED and budget_mode != "proportional":  # the default
+        raise UsageError(f"--budget-mode applies to {', '.join(BUDGETED[:-1])} and {BUDGETED[-1]}; {method} "
+                         "ignores domains, so it would be silently unused.")
 
 
 def _check_outputs(output: str | None, summary: str | None, force: bool) -> None:

@@ -28,10 +28,10 @@ from mlx26.cli._io import (
     notice,
     write_text,
 )
+from mlx26.core.simplify.spec import DOMAINS, MODES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
-MODES = ("sound", "lossy")
 ModeOpt = Annotated[str, typer.Option("--mode", help="sound: equal wherever the input is defined; "
                                       "lossy: equal where both sides are finite (SR training data).")]
 MaskOpt = Annotated[bool, typer.Option("--mask-constants", help="Fold constants into <constant> (SR skeletons).")]
@@ -164,8 +164,8 @@ def equiv(
       mlx26 simplify equiv 'sin(x1)**2 + cos(x1)**2' '1'
       mlx26 simplify equiv 'x1*<constant> + <constant>' '<constant>*(x1 + <constant>)' --format json
     """
-    if domain not in ("strict", "intersection"):
-        raise unknown_name("domain", domain, ("strict", "intersection"))
+    if domain not in DOMAINS:
+        raise unknown_name("domain", domain, DOMAINS)
     if not 0 < rtol < 1:  # also refuses NaN; ≥ 1 would call nearly anything equal
         raise UsageError(f"--rtol must be in (0, 1), got {rtol}.")
     check_output(output, force)

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Annotated
 
 import typer
-from mlx26.cli._errors import BackendMissing, UsageError, require
+from mlx26.cli._errors import BackendMissing, UsageError, require, unknown_name
 from mlx26.cli._io import (
     ForceOpt,
     FormatOpt,
@@ -25,18 +25,12 @@ from mlx26.cli._io import (
     open_input,
     write_text,
 )
+from mlx26.core.table_decompose.spec import DEFAULT_RENDERS, FORMATS, GOLD_FORMATS, RENDERS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
-
-class TableFormat(StrEnum):
-    auto = "auto"
-    html = "html"
-    xlsx = "xlsx"
-    csv = "csv"
-    tsv = "tsv"
-    md = "md"
-    hitab_json = "hitab-json"
+# --input-format: the core's FORMATS (members auto, html, …, hitab_json = "hitab-json").
+TableFormat = StrEnum("TableFormat", [(f.replace("-", "_"), f) for f in FORMATS])  # type: ignore[misc]
 
 
 class Emit(StrEnum):
@@ -96,7 +90,7 @@ def run(
                                                 "aitqa-tab5-html|xlsx|csv, aitqa-tab6-…, aitqa-tab67-….",
                                                 metavar="NAME")] = None,
     input_format: Annotated[TableFormat, typer.Option("--input-format", help="Input format; auto = from the "
-                                                      "extension, else sniffed.")] = TableFormat.auto,
+                                                      "extension, else sniffed.")] = TableFormat("auto"),
     sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet name or 0-based index.", metavar="S")] = None,
     table_index: Annotated[int | None, typer.Option("--table-index", help="Which table of an HTML/Markdown input "
                                                     "holding several (0-based).", min=0, metavar="N")] = None,
@@ -143,7 +137,7 @@ def run(
     from mlx26.core import table_decompose as core
     from mlx26.core.table_decompose.load import detect_format
 
-    resolved = input_format.value if input_format != TableFormat.auto else detect_format(data, name)
+    resolved = input_format.value if input_format != "auto" else detect_format(data, name)
     if resolved == "xlsx":
         require("openpyxl", "table")
     notices: list[str] = []
@@ -176,10 +170,10 @@ def evaluate(
     gold: Annotated[str | None, typer.Option("--gold", help="Gold tables: AITQA aitqa_tables.jsonl (or its folder; "
                                              "default: the shipped copy), or HiTab table JSON file/folder.",
                                              metavar="FILE|DIR")] = None,
-    gold_format: Annotated[str, typer.Option("--gold-format", help="aitqa or hitab.")] = "aitqa",
+    gold_format: Annotated[str, typer.Option("--gold-format", help=" or ".join(GOLD_FORMATS) + ".")] = "aitqa",
     render: Annotated[list[str] | None, typer.Option("--render", help="AITQA: how each table is rendered before "
-                                                     "decomposing; repeatable: xlsx, csv, html, csv-indent, md "
-                                                     "(default: xlsx and csv).")] = None,
+                                                     "decomposing; repeatable: " + ", ".join(RENDERS) +
+                                                     " (default: " + " and ".join(DEFAULT_RENDERS) + ").")] = None,
     table: Annotated[list[str] | None, typer.Option("--table", help="AITQA table id to evaluate; repeatable.",
                                                     metavar="ID")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Evaluate the first N tables.", min=1)] = None,
@@ -201,22 +195,18 @@ def evaluate(
     """
     from mlx26.core.table_decompose import evaluate as ev
 
-    if gold_format not in ("aitqa", "hitab"):
-        from mlx26.cli._errors import unknown_name
-
-        raise unknown_name("gold format", gold_format, ("aitqa", "hitab"))
+    if gold_format not in GOLD_FORMATS:
+        raise unknown_name("gold format", gold_format, GOLD_FORMATS)
     for name in render or []:
-        if name not in ev.RENDERS:
-            from mlx26.cli._errors import unknown_name
-
-            raise unknown_name("rendering", name, ev.RENDERS)
+        if name not in RENDERS:
+            raise unknown_name("rendering", name, RENDERS)
     check_output(output, force)
     if gold_format == "hitab":
         if gold is None:
             raise UsageError("--gold-format hitab needs --gold FILE|DIR (no HiTab tables ship with mlx26)")
         result = ev.eval_hitab(gold, limit=limit, per_table=per_table)
     else:
-        renders = render or ["xlsx", "csv"]
+        renders = render or list(DEFAULT_RENDERS)
         if "xlsx" in renders:
             require("openpyxl", "table")
         result = ev.eval_aitqa(gold, renders=renders, tables=table, limit=limit, per_table=per_table)

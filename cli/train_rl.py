@@ -23,8 +23,9 @@ from mlx26.cli._io import (
     progress,
     to_json,
 )
+from mlx26.core.rl.spec import ALGORITHMS
 
-ALGO_HELP = "dqn | ppo | fql | dfql | rapc | ppo-lag (the registry may hold more)."
+ALGO_HELP = " | ".join(ALGORITHMS) + " (the registry may hold more)."
 
 
 def train_rl(

@@ -23,6 +23,7 @@ from mlx26.cli._io import (
     notice,
     resolve_output_format,
 )
+from mlx26.core.zoo.spec import CORPUS_NAMES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
@@ -30,8 +31,8 @@ ModelOpt = Annotated[str, typer.Option("--model", help="A zoo NAME (mlx26 zoo li
                                        "owner/name (tried only with network).", metavar="MODEL")]
 ModelArg = Annotated[str, typer.Argument(help="A zoo NAME (see `mlx26 zoo list`) or a model folder.",
                                          metavar="NAME|PATH")]
-CorpusOpt = Annotated[list[str] | None, typer.Option("--corpus", "-c", help="stdlib-code | stdlib-prose | "
-                                                     "shakespeare | arithmetic; repeat to mix.")]
+CorpusOpt = Annotated[list[str] | None, typer.Option("--corpus", "-c", help=" | ".join(CORPUS_NAMES) +
+                                                     "; repeat to mix.")]
 ForceDirOpt = Annotated[bool, typer.Option("--force", help="Replace an existing --out directory / -o file.")]
 
 
@@ -238,9 +239,9 @@ def path(name: ModelArg) -> None:
       mlx26 zoo path tiny-llama
       ls "$(mlx26 zoo path tiny-llama-draft)"
     """
-    from mlx26.core.zoo.registry import _kind
+    from mlx26.core.zoo.registry import model_kind
 
-    kind, _ = _kind(name)
+    kind, _ = model_kind(name)
     if kind == "random":
         _zoo()
     from mlx26.core.zoo.registry import resolve_model_path

@@ -7,32 +7,17 @@ mechanisms, with the analytic Gaussian (Balle & Wang 2018), Laplace, truncated L
 staircase mechanisms as references.  No CLI imports here.
 """
 
-from .calibration import MECHANISMS, Mechanism, Verification, calibrate, resolve_K, verify, verify_detail
-from .comparison import compare
-from .crosscheck import crosscheck_dp_accounting
-from .mixture import Mixture, multi_mixture, quasi_mixture
-from .params import auto_K, validate_params
-from .profile import certified_max, hockey_stick, naive_delta
-from .sampling import sample, secure_rng
+from mlx26.core.common.lazy import lazy_exports
 
-__all__ = [
-    "MECHANISMS",
-    "Mechanism",
-    "Mixture",
-    "Verification",
-    "auto_K",
-    "calibrate",
-    "certified_max",
-    "compare",
-    "crosscheck_dp_accounting",
-    "hockey_stick",
-    "multi_mixture",
-    "naive_delta",
-    "quasi_mixture",
-    "resolve_K",
-    "sample",
-    "secure_rng",
-    "validate_params",
-    "verify",
-    "verify_detail",
-]
+# {submodule: the names it exports}: each is imported on first use, so importing the package
+# (and its stdlib-only .spec, which the CLI reads for --help) loads nothing heavy.
+__all__ = lazy_exports(__name__, {
+    "spec": ("MECHANISMS",),
+    "calibration": ("Mechanism", "Verification", "calibrate", "resolve_K", "verify", "verify_detail"),
+    "comparison": ("compare",),
+    "crosscheck": ("crosscheck_dp_accounting",),
+    "mixture": ("Mixture", "multi_mixture", "quasi_mixture"),
+    "params": ("auto_K", "validate_params"),
+    "profile": ("certified_max", "hockey_stick", "naive_delta"),
+    "sampling": ("sample", "secure_rng"),
+})

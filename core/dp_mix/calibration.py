@@ -32,10 +32,9 @@ from .costs import mechanism_costs
 from .gaussian import calibrate_gaussian_sigma, gaussian_delta
 from .mixture import Mixture, multi_mixture, quasi_mixture
 from .params import AUTO_K_CAP, KSpec, auto_K, resolve_lattice_K, validate_params
-from .profile import ProfileResult, _Evaluator, certified_max
+from .profile import MixtureEvaluator, ProfileResult, certified_max
 from .quasi import calibrate_quasi_closed_form, quasi_sigma_tail
-
-MECHANISMS = ("multi", "quasi", "gaussian")
+from .spec import MECHANISMS
 
 #: relative slack aimed for by the estimate phase (certification needs a little room)
 SLACK = 2e-3
@@ -113,7 +112,7 @@ class Mechanism:
         return {"mechanism": d.pop("name"), **d}
 
 
-def _check_mechanism(mechanism: str) -> str:
+def check_mechanism(mechanism: str) -> str:
     name = str(mechanism).strip().lower()
     if name not in MECHANISMS:
         raise InputError(
@@ -136,7 +135,7 @@ def _estimate(mix: Mixture, eps: float, hint: float | None, h: float = 1.0 / 64)
     Without a hint: 16-shift scan first (and h = 1/32).  Then H at s* + h {-1, -1/4, 0, 1/4, 1}
     and the vertex of the parabola through the best point and its neighbours.
     """
-    ev = _Evaluator(mix, eps, 1.0)
+    ev = MixtureEvaluator(mix, eps, 1.0)
     best, best_s = -1.0, hint
     if hint is None:
         s = np.linspace(1.0 / 16, 1.0, 16)
@@ -286,7 +285,7 @@ def calibrate(
     "quasi" (quasi-Gaussian) or "gaussian" (analytic Gaussian).  Raises ``ValueError`` for
     invalid parameters.
     """
-    name = _check_mechanism(mechanism)
+    name = check_mechanism(mechanism)
     validate_params(eps, delta, sensitivity, K if name == "multi" else None)
     eps, delta, D = float(eps), float(delta), float(sensitivity)
     if name == "gaussian":
@@ -331,7 +330,7 @@ def calibrate(
 def resolve_K(mechanism: str, eps: float, delta: float, K: KSpec = None) -> int | None:
     """The lattice half-width a multi-Gaussian uses for (eps, delta) ("auto"/None -> auto rule);
     None for the other mechanisms."""
-    if _check_mechanism(mechanism) != "multi":
+    if check_mechanism(mechanism) != "multi":
         return None
     validate_params(eps, delta, 1.0, K)
     return resolve_lattice_K(K, eps, delta)
@@ -350,7 +349,7 @@ def verify_detail(
     mechanism: str, sigma: float, eps: float, delta: float, sensitivity: float = 1.0, K: KSpec = None
 ) -> Verification:
     """Certified check of the privacy profile at a given sigma (see :func:`verify`)."""
-    name = _check_mechanism(mechanism)
+    name = check_mechanism(mechanism)
     validate_params(eps, delta, sensitivity, K if name == "multi" else None)
     try:
         sig = float(sigma)

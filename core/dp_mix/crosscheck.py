@@ -28,7 +28,7 @@ import math
 import numpy as np
 from mlx26.core.common.errors import InputError
 
-from .calibration import _check_mechanism
+from .calibration import check_mechanism
 from .gaussian import gaussian_delta
 from .mixture import multi_mixture, quasi_mixture
 from .params import KSpec, resolve_lattice_K, validate_params
@@ -72,7 +72,7 @@ def crosscheck_dp_accounting(
     "multi", ``K=None`` means the automatic K and then needs ``delta``.  Raises ``ImportError``
     (with an install hint) when dp-accounting is absent.
     """
-    name = _check_mechanism(mechanism)
+    name = check_mechanism(mechanism)
     if name == "multi" and (K is None or (isinstance(K, str) and K.strip().lower() == "auto")) and delta is None:
         raise InputError("the multi-Gaussian cross-check needs K or delta (K auto depends on delta).")
     validate_params(eps, 0.5 if delta is None else delta, sensitivity, K if name == "multi" else None)

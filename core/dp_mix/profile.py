@@ -100,7 +100,7 @@ def _x_grid(mix: Mixture, smax: float) -> np.ndarray:
     return np.unique(np.concatenate(parts))
 
 
-class _Evaluator:
+class MixtureEvaluator:
     """Caches the grid and log p(grid) of one mixture for repeated shift evaluations."""
 
     def __init__(self, mix: Mixture, eps: float, smax: float):
@@ -288,7 +288,7 @@ class _Evaluator:
 def hockey_stick(mix: Mixture, eps: float, shifts: np.ndarray | float) -> np.ndarray:
     """H_s = int (p(x + s) - e^eps p(x))_+ dx for each shift (exact up to root precision)."""
     s = np.atleast_1d(np.asarray(shifts, float))
-    ev = _Evaluator(mix, eps, float(np.max(np.abs(s))) if s.size else 0.0)
+    ev = MixtureEvaluator(mix, eps, float(np.max(np.abs(s))) if s.size else 0.0)
     return ev.hockey(s, s)
 
 
@@ -348,7 +348,7 @@ def certified_max(
     max_{t in cell} H_t <= kappa max(H_{s1}(eps - log kappa), H_{s2}(eps - log kappa)).
     (For the quasi-Gaussian, phi(|y| - D) = max(phi(y - D), phi(y + D)) keeps this valid.)
     """
-    ev = _Evaluator(mix, eps, smax)
+    ev = MixtureEvaluator(mix, eps, smax)
     lip = mix.total_variation_bound()
     curv = 1.0 / (8.0 * mix.sigma**2)
     decide = early_exit and target is not None

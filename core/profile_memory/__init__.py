@@ -14,10 +14,14 @@ micro-benchmarks), ``devices`` (DeviceSpec, roofline), ``placement`` (GPU-only v
 ``profiler`` and ``report``.
 """
 
-from mlx26.core.profile_memory.costs import MEMORY_STAGES, STAGES, StageCost
-from mlx26.core.profile_memory.devices import BUILTIN, DeviceSpec, load_specs
-from mlx26.core.profile_memory.placement import plan
-from mlx26.core.profile_memory.profiler import DEVICES, PIPELINES, ProfileOptions, profile, validate
+from mlx26.core.common.lazy import lazy_exports
 
-__all__ = ["BUILTIN", "DEVICES", "MEMORY_STAGES", "PIPELINES", "STAGES", "DeviceSpec", "ProfileOptions", "StageCost",
-           "load_specs", "plan", "profile", "validate"]
+# {submodule: the names it exports}: each is imported on first use, so importing the package
+# (and its stdlib-only .spec, which the CLI reads for --help) loads nothing heavy.
+__all__ = lazy_exports(__name__, {
+    "costs": ("MEMORY_STAGES", "STAGES", "StageCost"),
+    "devices": ("BUILTIN", "DeviceSpec", "load_specs"),
+    "placement": ("plan",),
+    "profiler": ("ProfileOptions", "profile", "validate"),
+    "spec": ("DEVICES", "PIPELINES"),
+})

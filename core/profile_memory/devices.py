@@ -25,6 +25,7 @@ from typing import Any
 
 from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.costs import StageCost
+from mlx26.core.profile_memory.spec import DEVICES
 
 
 @dataclass(frozen=True)
@@ -129,8 +130,8 @@ def spec_from_dict(data: Any, where: str) -> DeviceSpec:
     missing = [n for n in ("name", "kind", "peak_flops", "mem_bw", "active_w", "idle_w", "launch_s") if n not in values]
     if missing:
         raise InputError(f"{where}: missing field(s) {', '.join(missing)}.", 'or give "base": "MI210" / "A100" / "U55C"')
-    if values["kind"] not in ("gpu", "fpga", "cpu"):
-        raise InputError(f"{where}: kind must be gpu, fpga or cpu, not '{values['kind']}'.")
+    if values["kind"] not in DEVICES:
+        raise InputError(f"{where}: kind must be one of {', '.join(DEVICES)}, not '{values['kind']}'.")
     return DeviceSpec(**values)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from mlx26.core.common.errors import InputError
+from mlx26.core.profile_memory.spec import FPGA_BACKENDS
 
 
 class TorchOps:
@@ -56,7 +57,7 @@ class FpgaOps:
                 raise InputError("--fpga-backend xrt needs --xclbin PATH.")
             self.kernels = XrtKernels(xclbin)
         else:
-            raise InputError(f"Unknown fpga backend '{backend}'.", "choose one of: emu, xrt")
+            raise InputError(f"Unknown fpga backend '{backend}'.", "choose one of: " + ", ".join(FPGA_BACKENDS))
         self.name = f"fpga-{backend}"
 
     @staticmethod

@@ -25,10 +25,10 @@ from typing import Any
 from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.costs import PIPELINE_STAGES, STAGES, StageCost
 from mlx26.core.profile_memory.devices import DeviceSpec
+from mlx26.core.profile_memory.spec import PLACEMENTS
 
 PAPER_SPEEDUP = (1.04, 2.2)
 PAPER_ENERGY = (1.11, 4.7)
-PLACEMENTS = ("auto", "gpu", "hetero")
 
 
 def _runs() -> list[tuple[int, int]]:

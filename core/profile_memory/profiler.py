@@ -25,9 +25,8 @@ from typing import Any
 from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.clock import LapClock
 from mlx26.core.profile_memory.costs import MEMORY_STAGES, STAGES, CostBook
+from mlx26.core.profile_memory.spec import DEVICES, PIPELINES
 
-PIPELINES = ("quest", "indexer", "rag", "memory")
-DEVICES = ("cpu", "gpu", "fpga")
 OFFLOADED = {  # stages whose kernels run through FpgaOps with --device fpga
     "quest": ("prepare", "relevancy", "retrieval"),
     "indexer": ("retrieval",),
@@ -89,9 +88,9 @@ def max_positions_of(spec: str) -> int:
     from pathlib import Path
 
     from mlx26.core.zoo.presets import get_preset
-    from mlx26.core.zoo.registry import _kind
+    from mlx26.core.zoo.registry import model_kind
 
-    kind, value = _kind(spec)
+    kind, value = model_kind(spec)
     if kind == "random":
         return int(get_preset(spec).arch.get("max_position_embeddings", 0))
     if kind in ("zoo", "path"):

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import torch
 from mlx26.core.common.errors import InputError
-
-CLUSTERS = ("index", "activation")
+from mlx26.core.quantize_moe.spec import CLUSTERS
 
 
 def index_groups(E: int, G: int) -> torch.Tensor:

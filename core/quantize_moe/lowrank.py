@@ -31,8 +31,6 @@ from dataclasses import dataclass
 import torch
 from mlx26.core.common.errors import InputError
 
-LOWRANKS = ("none", "lqer", "tileq")
-
 
 @dataclass
 class Factors:

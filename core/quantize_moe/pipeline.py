@@ -18,6 +18,7 @@ import torch
 from mlx26.core.common.errors import InputError
 from mlx26.core.quantize_moe import cluster, lowrank, quant
 from mlx26.core.quantize_moe.calibrate import LayerStats
+from mlx26.core.quantize_moe.spec import BASES, CLUSTERS, LOWRANKS
 
 PROJECTIONS = ("gate_up_proj", "down_proj")
 
@@ -50,12 +51,12 @@ class ProjResult:
 
 def validate(cfg: Config, shapes: list[tuple[int, int, int]]) -> None:
     """Check every option against every projection shape (E, m, n) before any work."""
-    if cfg.base not in quant.BASES:
-        raise InputError(f"unknown --base '{cfg.base}'.", "choose one of: " + ", ".join(quant.BASES))
-    if cfg.lowrank not in lowrank.LOWRANKS:
-        raise InputError(f"unknown --lowrank '{cfg.lowrank}'.", "choose one of: " + ", ".join(lowrank.LOWRANKS))
-    if cfg.cluster not in cluster.CLUSTERS:
-        raise InputError(f"unknown --cluster '{cfg.cluster}'.", "choose one of: " + ", ".join(cluster.CLUSTERS))
+    if cfg.base not in BASES:
+        raise InputError(f"unknown --base '{cfg.base}'.", "choose one of: " + ", ".join(BASES))
+    if cfg.lowrank not in LOWRANKS:
+        raise InputError(f"unknown --lowrank '{cfg.lowrank}'.", "choose one of: " + ", ".join(LOWRANKS))
+    if cfg.cluster not in CLUSTERS:
+        raise InputError(f"unknown --cluster '{cfg.cluster}'.", "choose one of: " + ", ".join(CLUSTERS))
     if cfg.rounds < 1:
         raise InputError(f"rounds must be ≥ 1, got {cfg.rounds}.")
     for E, m, n in shapes:

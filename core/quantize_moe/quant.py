@@ -23,9 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 from mlx26.core.common.errors import InputError
-
-BITS = (2, 3, 4, 8)
-BASES = ("rtn", "gptq", "hqq")
+from mlx26.core.quantize_moe.spec import BASES, BITS
 
 
 @dataclass

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from mlx26.core.common.errors import InputError
 from mlx26.core.rl.datasets import LABEL
+from mlx26.core.rl.spec import DATA_POLICIES as POLICIES
 
-POLICIES = ("oracle", "noisy", "random")
 _MANIP = ("cube", "scene", "puzzle")
 
 

@@ -1,13 +1,16 @@
 """Small torch building blocks: the MLP of the FQL reference (GELU, optional LayerNorm after
-each hidden activation, variance-scaling "fan_avg" uniform init) and a Q ensemble."""
+each hidden activation, variance-scaling "fan_avg" uniform init), a Q ensemble, and the PPO
+actor-critic (tanh MLPs, orthogonal init; cleanrl) that ``ppo``, ``rapc``, ``ppo-lag`` and ``certify`` share."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import nn
+from torch.distributions import Categorical, Normal
 
 
 def _init(layer: nn.Linear) -> nn.Linear:
@@ -64,3 +67,64 @@ def polyak(target: nn.Module, source: nn.Module, tau: float) -> None:
     with torch.no_grad():
         for tp, p in zip(target.parameters(), source.parameters(), strict=True):
             tp.mul_(1 - tau).add_(p, alpha=tau)
+
+
+def tanh_mlp(i: int, hidden, o: int, std: float) -> nn.Sequential:
+    """The cleanrl PPO MLP: tanh hidden layers, orthogonal init (gain √2; last layer ``std``), zero biases."""
+    layers: list[nn.Module] = []
+    for h in hidden:
+        lin = nn.Linear(i, h)
+        nn.init.orthogonal_(lin.weight, np.sqrt(2))
+        nn.init.zeros_(lin.bias)
+        layers += [lin, nn.Tanh()]
+        i = h
+    last = nn.Linear(i, o)
+    nn.init.orthogonal_(last.weight, std)
+    nn.init.zeros_(last.bias)
+    return nn.Sequential(*layers, last)
+
+
+class ActorCritic(nn.Module):
+    """The PPO actor and critic (shared by ``ppo``, ``rapc`` and ``ppo-lag``): categorical or Gaussian head."""
+
+    def __init__(self, obs_dim: int, space: dict, hidden):
+        super().__init__()
+        self.discrete = space["discrete"]
+        out = space["n_actions"] if self.discrete else space["action_dim"]
+        self.critic = tanh_mlp(obs_dim, hidden, 1, 1.0)
+        self.actor = tanh_mlp(obs_dim, hidden, out, 0.01)
+        if not self.discrete:
+            self.log_std = nn.Parameter(torch.zeros(out))
+
+    def dist(self, x: torch.Tensor):
+        if self.discrete:
+            return Categorical(logits=self.actor(x))
+        mean = self.actor(x)
+        return Normal(mean, self.log_std.exp().expand_as(mean))
+
+    def value(self, x: torch.Tensor) -> torch.Tensor:
+        return self.critic(x).squeeze(-1)
+
+
+class DeterministicPolicy:
+    """Mode of the policy (argmax / mean), clipped to the action bounds."""
+
+    def __init__(self, agent: ActorCritic, space: dict):
+        self.agent, self.space = agent, space
+
+    def reset(self, seed: int) -> None:
+        pass
+
+    def __call__(self, obs: np.ndarray):
+        with torch.no_grad():
+            d = self.agent.dist(torch.as_tensor(obs, dtype=torch.float32).reshape(1, -1))
+            if self.agent.discrete:
+                return int(d.probs.argmax().item())
+            return np.clip(d.mean[0].numpy(), self.space["action_low"], self.space["action_high"])
+
+
+def load_actor_critic_policy(state: dict) -> DeterministicPolicy:
+    """The deterministic policy of a checkpoint whose ``models["agent"]`` is an :class:`ActorCritic`."""
+    agent = ActorCritic(int(np.prod(state["space"]["obs_shape"])), state["space"], tuple(state["config"]["hp"]["hidden"]))
+    agent.load_state_dict(state["models"]["agent"])
+    return DeterministicPolicy(agent.eval(), state["space"])

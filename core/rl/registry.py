@@ -8,7 +8,7 @@ Every registered module provides:
   evaluation (``mlx26 rl eval``).
 
 Later issues register with :func:`register` (e.g. ``register("rapc", "mlx26.core.reach_avoid.rapc:train")``)
-or by adding a line to ``ALGORITHMS``. The lookup only imports the chosen module, so listing
+or by adding a line to ``ALGORITHMS`` in :mod:`.spec`. The lookup only imports the chosen module, so listing
 names never imports torch.
 """
 
@@ -18,15 +18,7 @@ import importlib
 from types import ModuleType
 
 from mlx26.core.common.errors import InputError, unknown_name
-
-ALGORITHMS: dict[str, str] = {
-    "dqn": "mlx26.core.rl.algos.dqn:train",
-    "ppo": "mlx26.core.rl.algos.ppo:train",
-    "fql": "mlx26.core.rl.algos.fql:train",
-    "dfql": "mlx26.core.rl.algos.dfql:train",
-    "rapc": "mlx26.core.rl.reach_avoid.rapc:train",
-    "ppo-lag": "mlx26.core.rl.reach_avoid.ppo_lag:train",
-}
+from mlx26.core.rl.spec import ALGORITHMS  # the built-in list, shared with the CLI's --help
 
 
 def register(name: str, target: str) -> None:

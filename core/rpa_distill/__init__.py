@@ -9,9 +9,12 @@ scripted policy :mod:`.rules`), recording (:mod:`.record`), the translator
 (:mod:`.runtime`) and the pipeline (:mod:`.distill`, :mod:`.pipeline`).
 """
 
-from mlx26.core.rpa_distill.distill import compile_function, distill, summarize, verify
-from mlx26.core.rpa_distill.env import env_names, family, make_env
-from mlx26.core.rpa_distill.record import record_episode
+from mlx26.core.common.lazy import lazy_exports
 
-__all__ = ["compile_function", "distill", "env_names", "family", "make_env", "record_episode", "summarize",
-           "verify"]
+# {submodule: the names it exports}: each is imported on first use, so importing the package
+# (and its stdlib-only .spec, which the CLI reads for --help) loads nothing heavy.
+__all__ = lazy_exports(__name__, {
+    "distill": ("compile_function", "distill", "summarize", "verify"),
+    "env": ("env_names", "family", "make_env"),
+    "record": ("record_episode",),
+})

@@ -20,6 +20,7 @@ from mlx26.core.rpa_distill.env import Env, family, make_env
 from mlx26.core.rpa_distill.oracle import OracleAgent
 from mlx26.core.rpa_distill.react import ReactAgent
 from mlx26.core.rpa_distill.record import record_episode
+from mlx26.core.rpa_distill.spec import AGENTS
 
 
 @contextlib.contextmanager
@@ -39,7 +40,7 @@ def make_agent(kind: str, env_name: str, backend: Any = None) -> Any:
         if backend is None:
             raise InputError("the react agent needs an LLM backend.", "give --llm SPEC")
         return ReactAgent(backend)
-    raise InputError(f"Unknown agent '{kind}'.", "choose one of: oracle, react")
+    raise InputError(f"Unknown agent '{kind}'.", "choose one of: " + ", ".join(AGENTS))
 
 
 def record(env: Env, agent: Any, episodes: int, seed: int = 0, max_steps: int = 12) -> Iterator[dict[str, Any]]:

@@ -12,8 +12,13 @@ Modules: ``segment`` (steps), ``source`` (robust reading), ``labels`` (step labe
 ``train``, ``evaluate``.
 """
 
-from mlx26.core.score_code.aggregate import AGGREGATORS, aggregate
-from mlx26.core.score_code.prm import MODELS, load_model, score_text
-from mlx26.core.score_code.segment import MODES, Step, segment
+from mlx26.core.common.lazy import lazy_exports
 
-__all__ = ["AGGREGATORS", "MODELS", "MODES", "Step", "aggregate", "load_model", "score_text", "segment"]
+# {submodule: the names it exports}: each is imported on first use, so importing the package
+# (and its stdlib-only .spec, which the CLI reads for --help) loads nothing heavy.
+__all__ = lazy_exports(__name__, {
+    "aggregate": ("aggregate",),
+    "prm": ("load_model", "score_text"),
+    "segment": ("MODES", "Step", "segment"),
+    "spec": ("AGGREGATORS", "MODELS"),
+})

@@ -15,8 +15,7 @@ import math
 from collections.abc import Sequence
 
 from mlx26.core.common.errors import InputError
-
-AGGREGATORS = ("softmax", "min", "mean", "last", "lse", "cvar")
+from mlx26.core.score_code.spec import AGGREGATORS
 
 
 def _check(scores: Sequence[float], tau: float, alpha: float) -> None:

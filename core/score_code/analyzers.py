@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlx26.core.common.errors import InputError, RunFailure
+from mlx26.core.score_code.spec import ANALYZERS
 
-ANALYZERS = ("bandit", "semgrep")
 RULES_DIR = Path(__file__).resolve().parent / "rules"
 _REGISTRY_PREFIXES = ("p/", "r/", "s/", "auto", "http://", "https://", "gh:", "supply-chain", "secrets")
 

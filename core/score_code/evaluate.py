@@ -21,6 +21,7 @@ from mlx26.core.score_code.corpus import Example
 from mlx26.core.score_code.detect import prefix_text
 from mlx26.core.score_code.labels import step_labels
 from mlx26.core.score_code.segment import segment, split_lines
+from mlx26.core.score_code.spec import ANALYZERS
 
 
 def prf(pred: Sequence[bool], gold: Sequence[bool]) -> dict[str, float]:
@@ -47,7 +48,7 @@ def _by_file(findings: list[Finding]) -> dict[str, list[Finding]]:
 
 
 def evaluate(examples: Sequence[Example], models: dict[str, Any], *, mode: str = "block",
-             analyzers: Sequence[str] = ("bandit", "semgrep"), rules: Sequence[str] = (),
+             analyzers: Sequence[str] = ANALYZERS, rules: Sequence[str] = (),
              prefixes: Sequence[float] = (0.25, 0.5, 0.75), aggs: Sequence[str] = ("softmax", "last", "min", "mean"),
              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Step-level, file-level and partial-code figures for each model and analyzer."""
@@ -146,7 +147,7 @@ def evaluate(examples: Sequence[Example], models: dict[str, Any], *, mode: str =
 
 
 def throughput(examples: Sequence[Example], models: dict[str, Any], *, mode: str = "block",
-               analyzers: Sequence[str] = ("bandit", "semgrep"), rules: Sequence[str] = ()) -> dict[str, float]:
+               analyzers: Sequence[str] = ANALYZERS, rules: Sequence[str] = ()) -> dict[str, float]:
     """Lines per second (segmentation + scoring for the PRMs; one batched run for each analyzer)."""
     texts = {e.id: e.text for e in examples}
     n_lines = sum(len(split_lines(t)) for t in texts.values())

@@ -17,8 +17,8 @@ from typing import Any
 from mlx26.core.common.errors import InputError
 from mlx26.core.common.files import atomic_writer
 from mlx26.core.score_code.segment import Step, segment
+from mlx26.core.score_code.spec import MODELS
 
-MODELS = ("linear", "transformer")
 SHIPPED_DIR = Path(__file__).resolve().parent / "models"
 _CACHE: dict[tuple[str, str], Any] = {}
 

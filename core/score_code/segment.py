@@ -26,8 +26,8 @@ import tokenize
 from dataclasses import dataclass
 
 from mlx26.core.common.errors import InputError
+from mlx26.core.score_code.spec import SEGMENT_MODES as MODES
 
-MODES = ("block", "line", "logical", "ast")
 # Keywords that continue the previous top-level statement (if/try/for/while/match clauses).
 _CONTINUATIONS = ("else", "elif", "except", "finally")
 # Only CR, LF and CRLF end lines (as for Python and the analyzers; str.splitlines also splits on \f, \x1c, …).

@@ -27,8 +27,13 @@ and the three-domain demo mix), :mod:`.synthetic` (synthetic gradient pools),
 :mod:`.train` (the fine-tuning loop that selects every minibatch).
 """
 
-from mlx26.core.select_batch.budgets import BUDGET_MODES, allocate_budgets
-from mlx26.core.select_batch.greedy import METHODS, Selection, select
-from mlx26.core.select_batch.utility import QuadraticUtility
+from mlx26.core.common.lazy import lazy_exports
 
-__all__ = ["BUDGET_MODES", "METHODS", "QuadraticUtility", "Selection", "allocate_budgets", "select"]
+# {submodule: the names it exports}: each is imported on first use, so importing the package
+# (and its stdlib-only .spec, which the CLI reads for --help) loads nothing heavy.
+__all__ = lazy_exports(__name__, {
+    "budgets": ("allocate_budgets",),
+    "greedy": ("Selection", "select"),
+    "spec": ("BUDGET_MODES", "METHODS"),
+    "utility": ("QuadraticUtility",),
+})

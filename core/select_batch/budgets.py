@@ -20,8 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from mlx26.core.common.errors import InputError
-
-BUDGET_MODES = ("proportional", "equal")
+from mlx26.core.select_batch.spec import BUDGET_MODES
 
 
 def domain_counts(domains: Iterable[str]) -> dict[str, int]:
@@ -49,7 +48,7 @@ def allocate_budgets(counts: Mapping[str, int], budget: int,
     if mode not in BUDGET_MODES:
         raise InputError(f"Unknown budget mode '{mode}'.", "choose proportional, equal or a JSON file")
     weights = {d: float(n) if mode == "proportional" else 1.0 for d, n in counts.items() if n > 0}
-    return _water_fill(dict(counts), budget, weights)
+    return water_fill(dict(counts), budget, weights)
 
 
 def _given(counts: Mapping[str, int], budget: int, given: Mapping[str, int]) -> dict[str, int]:
@@ -68,7 +67,8 @@ def _given(counts: Mapping[str, int], budget: int, given: Mapping[str, int]) -> 
     return {d: out.get(d, 0) for d in sorted(counts)}
 
 
-def _water_fill(counts: dict[str, int], budget: int, weights: dict[str, float]) -> dict[str, int]:
+def water_fill(counts: dict[str, int], budget: int, weights: dict[str, float]) -> dict[str, int]:
+    """Split ``budget`` over the domains ∝ ``weights``, none above its count (largest remainders get the rest)."""
     result = {d: 0 for d in sorted(counts)}
     active = dict(weights)
     remaining = budget

@@ -118,6 +118,6 @@ def demo_rows(split: str = "train", n: int = 240, seed: int = 0, mix: Mapping[st
 
 
 def _proportional(weights: Mapping[str, int], n: int) -> dict[str, int]:
-    from mlx26.core.select_batch.budgets import _water_fill
+    from mlx26.core.select_batch.budgets import water_fill
 
-    return _water_fill({d: n for d in weights}, n, {d: float(w) for d, w in weights.items()})
+    return water_fill({d: n for d in weights}, n, {d: float(w) for d, w in weights.items()})

@@ -32,9 +32,8 @@ from typing import Any
 
 import numpy as np
 from mlx26.core.common.errors import InputError
+from mlx26.core.select_batch.spec import FEATURE_PATHS, GRAD_PARAMS
 
-GRAD_PARAMS = ("last-layer", "last-block", "lora")
-FEATURE_PATHS = ("auto", "ghost", "vmap")
 ZERO_NORM = 1e-12
 FEATURE_CHUNK = 64  # texts per vmap(grad) call (bounds the per-example gradients held at once)
 

@@ -32,10 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from mlx26.core.common.errors import InputError
+from mlx26.core.select_batch.spec import BUDGETED, METHODS
 from mlx26.core.select_batch.utility import QuadraticUtility
-
-METHODS = ("partitionsel", "independent", "gradmatch", "greats", "random")
-BUDGETED = ("partitionsel", "independent", "random")
 
 
 @dataclass

@@ -7,19 +7,18 @@ and printer (``parse``), equivalence checker and decontamination (``equiv``), ra
 expression generator (``generate``) and SymPy benchmark (``bench``).  See docs/simplify.md.
 """
 
-from mlx26.core.simplify.bench import bench, throughput
-from mlx26.core.simplify.engine import simplify, simplify_many
-from mlx26.core.simplify.equiv import Decontaminator, decontaminate, equivalent, equivalent_details
-from mlx26.core.simplify.errors import ExpressionError
-from mlx26.core.simplify.generate import random_expressions
-from mlx26.core.simplify.miner import mine, rules_json, write_rules
-from mlx26.core.simplify.ops import OPERATORS, evaluate
-from mlx26.core.simplify.parse import MAX_DEPTH, parse_infix, parse_prefix, to_infix
-from mlx26.core.simplify.ruleset import DEFAULT_RULES, RuleSet, load_rules
+from mlx26.core.common.lazy import lazy_exports
 
-__all__ = [
-    "DEFAULT_RULES", "MAX_DEPTH", "OPERATORS", "Decontaminator", "ExpressionError", "RuleSet", "bench",
-    "decontaminate", "equivalent", "equivalent_details", "evaluate", "load_rules", "mine", "parse_infix",
-    "parse_prefix", "random_expressions", "rules_json", "simplify", "simplify_many", "throughput", "to_infix",
-    "write_rules",
-]
+# {submodule: the names it exports}: each is imported on first use, so importing the package
+# (and its stdlib-only .spec, which the CLI reads for --help) loads nothing heavy.
+__all__ = lazy_exports(__name__, {
+    "bench": ("bench", "throughput"),
+    "engine": ("simplify", "simplify_many"),
+    "equiv": ("Decontaminator", "decontaminate", "equivalent", "equivalent_details"),
+    "errors": ("ExpressionError",),
+    "generate": ("random_expressions",),
+    "miner": ("mine", "rules_json", "write_rules"),
+    "ops": ("OPERATORS", "evaluate"),
+    "parse": ("MAX_DEPTH", "parse_infix", "parse_prefix", "to_infix"),
+    "ruleset": ("DEFAULT_RULES", "RuleSet", "load_rules"),
+})

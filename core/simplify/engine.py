@@ -53,6 +53,7 @@ from mlx26.core.simplify.ops import (
     number_value,
 )
 from mlx26.core.simplify.parse import Tree, prefix_to_tree, tree_to_prefix
+from mlx26.core.simplify.spec import MODES
 
 _C = "C"  # symbolic (masked) coefficient
 _ADD = frozenset(("+", "-", "neg"))
@@ -197,8 +198,8 @@ class Engine:
     _rules: object  # the rule set it was built from; set by get_engine()
 
     def __init__(self, mode: str = "sound", mask_constants: bool = False, ruleset=None):
-        if mode not in ("sound", "lossy"):
-            raise InputError(f"mode must be 'sound' or 'lossy', not {mode!r}")
+        if mode not in MODES:
+            raise InputError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.sound = mode == "sound"
         self.mask = bool(mask_constants)
         self.memo: dict = {}
@@ -590,19 +591,20 @@ class Engine:
                 if rule.min_size > sz:
                     continue
                 b: dict = {}
-                if not _match(rule.lhs, n, b):
+                if not match_pattern(rule.lhs, n, b):
                     continue
                 if rule.repeated and any(has_const(b[w]) for w in rule.repeated):
                     continue
                 if self.sound and rule.dropped and not all(probe(b[w])[1] for w in rule.dropped):
                     continue
-                r = _subst(rule.rhs, b)
+                r = substitute(rule.rhs, b)
                 if size(r) < sz:
                     return r
         return None
 
 
-def _match(p: Tree, t: Tree, b: dict) -> bool:
+def match_pattern(p: Tree, t: Tree, b: dict) -> bool:
+    """Does pattern ``p`` (``_x`` leaves are variables) match tree ``t``? Binds variables into ``b``."""
     if p.__class__ is str:
         if p[0] == "_":
             bound = b.get(p)
@@ -613,15 +615,16 @@ def _match(p: Tree, t: Tree, b: dict) -> bool:
         return p == t
     if t.__class__ is str or t[0] != p[0] or len(t) != len(p):
         return False
-    if not _match(p[1], t[1], b):
+    if not match_pattern(p[1], t[1], b):
         return False
-    return len(p) == 2 or _match(p[2], t[2], b)
+    return len(p) == 2 or match_pattern(p[2], t[2], b)
 
 
-def _subst(p: Tree, b: dict) -> Tree:
+def substitute(p: Tree, b: dict) -> Tree:
+    """``p`` with its pattern variables replaced by their bindings in ``b``."""
     if p.__class__ is str:
         return b.get(p, p) if p[0] == "_" else p
-    return (p[0],) + tuple(_subst(c, b) for c in p[1:])
+    return (p[0],) + tuple(substitute(c, b) for c in p[1:])
 
 
 # ----------------------------------------------------------------------------- public API

@@ -33,6 +33,7 @@ from mlx26.core.common.errors import InputError
 from mlx26.core.simplify.errors import ExpressionError
 from mlx26.core.simplify.ops import CONSTANT, evaluate, is_var
 from mlx26.core.simplify.parse import parse_any, tree_to_prefix
+from mlx26.core.simplify.spec import DOMAINS
 
 
 def _prefix(expr) -> list[str]:
@@ -101,8 +102,8 @@ def _fit(pa: list[str], ya: np.ndarray, pb: list[str], X: np.ndarray, rtol: floa
 def equivalent_details(a, b, n_points: int = 128, seed: int = 0, rtol: float = 1e-6, domain: str = "strict",
                        n_challenges: int = 3, allow_renaming: bool = False) -> dict:
     """Like ``equivalent`` but returns ``{"equivalent", "reason", "mapping", ...}``."""
-    if domain not in ("strict", "intersection"):
-        raise InputError("domain must be 'strict' or 'intersection'")
+    if domain not in DOMAINS:
+        raise InputError(f"domain must be one of {', '.join(DOMAINS)}, not {domain!r}")
     pa, pb = _prefix(a), _prefix(b)
     va = sorted({t for t in pa if is_var(t)}, key=lambda t: int(t[1:]))
     vb = sorted({t for t in pb if is_var(t)}, key=lambda t: int(t[1:]))

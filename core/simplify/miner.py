@@ -465,7 +465,7 @@ def _prune(rules: list[dict]) -> list[dict]:
 
 def _rewrite(t, index: dict, sound: bool, masked: bool, budget: int = 32):
     """Apply indexed rules at the root (and to new sub-trees) until none fits; bounded."""
-    from mlx26.core.simplify.engine import _match, _subst
+    from mlx26.core.simplify.engine import match_pattern, substitute
 
     for _ in range(budget):
         if isinstance(t, str):
@@ -479,8 +479,8 @@ def _rewrite(t, index: dict, sound: bool, masked: bool, budget: int = 32):
                 if (sound and not cr.sound) or (cr.masked and not masked):
                     continue
                 b: dict = {}
-                if _match(cr.lhs, t, b):
-                    t = _subst(cr.rhs, b)
+                if match_pattern(cr.lhs, t, b):
+                    t = substitute(cr.rhs, b)
                     done = False
                     break
             if not done:

@@ -10,22 +10,16 @@ dual-pathway lineage of every data cell are the paper's ideas; the readers (``re
 evaluation (``evaluate``, ``retrieval``) are ours. See docs/table-decompose.md.
 """
 
-from mlx26.core.table_decompose.arbiter import (
-    Arbiter,
-    ArbiterCache,
-    Case,
-    LLMArbiter,
-    build_messages,
-    parse_choice,
-)
-from mlx26.core.table_decompose.cells import Typed, parse_cell
-from mlx26.core.table_decompose.decompose import Decomposition, decompose, decompose_bytes
-from mlx26.core.table_decompose.grid import Cell, Grid, build_grid
-from mlx26.core.table_decompose.load import FORMATS, detect_format, load_grid
-from mlx26.core.table_decompose.render import LogicalTable, layout
+from mlx26.core.common.lazy import lazy_exports
 
-__all__ = [
-    "FORMATS", "Arbiter", "ArbiterCache", "Case", "Cell", "Decomposition", "Grid", "LLMArbiter", "LogicalTable",
-    "Typed", "build_grid", "build_messages", "decompose", "decompose_bytes", "detect_format", "layout", "load_grid", "parse_cell",
-    "parse_choice",
-]
+# {submodule: the names it exports}: each is imported on first use, so importing the package
+# (and its stdlib-only .spec, which the CLI reads for --help) loads nothing heavy.
+__all__ = lazy_exports(__name__, {
+    "arbiter": ("Arbiter", "ArbiterCache", "Case", "LLMArbiter", "build_messages", "parse_choice"),
+    "cells": ("Typed", "parse_cell"),
+    "decompose": ("Decomposition", "decompose", "decompose_bytes"),
+    "grid": ("Cell", "Grid", "build_grid"),
+    "load": ("detect_format", "load_grid"),
+    "render": ("LogicalTable", "layout"),
+    "spec": ("FORMATS",),
+})

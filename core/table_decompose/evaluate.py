@@ -27,9 +27,9 @@ from mlx26.core.table_decompose.cells import label_of
 from mlx26.core.table_decompose.decompose import Decomposition, decompose
 from mlx26.core.table_decompose.load import load_grid
 from mlx26.core.table_decompose.render import LogicalTable, layout, to_csv, to_html, to_markdown, to_xlsx
+from mlx26.core.table_decompose.spec import DEFAULT_RENDERS, RENDERS
 from mlx26.core.table_decompose.trees import Tree
 
-RENDERS = ("xlsx", "csv", "html", "csv-indent", "md")
 RENDER_HELP = {
     "xlsx": "XLSX, merged column headers, row hierarchy by alignment.indent and section rows",
     "csv": "blank-filled CSV, row hierarchy as one column per level (parents written once)",
@@ -121,7 +121,7 @@ def _table_result(table_id: str, metrics: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def eval_aitqa(path: str | Path | None = None, *, renders: Iterable[str] = ("xlsx", "csv"),
+def eval_aitqa(path: str | Path | None = None, *, renders: Iterable[str] = DEFAULT_RENDERS,
                arbiter: Callable[[], Arbiter] | None = None, tables: list[str] | None = None,
                limit: int | None = None, per_table: bool = False) -> dict[str, Any]:
     """Render every (consistent) AITQA table in each style, decompose it, compare with the gold paths."""

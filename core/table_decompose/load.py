@@ -15,8 +15,8 @@ from pathlib import Path
 from mlx26.core.common.errors import InputError
 from mlx26.core.table_decompose.grid import Grid
 from mlx26.core.table_decompose.read_xlsx import OLE2_MAGIC, ZIP_MAGIC
+from mlx26.core.table_decompose.spec import FORMATS
 
-FORMATS = ("auto", "html", "xlsx", "csv", "tsv", "md", "hitab-json")
 _EXT = {".html": "html", ".htm": "html", ".xhtml": "html", ".xlsx": "xlsx", ".xlsm": "xlsx", ".xls": "xlsx",
         ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".md": "md", ".markdown": "md", ".json": "hitab-json"}
 

@@ -15,19 +15,13 @@ Our own infrastructure (no paper reconstructed; see docs/zoo.md). Other features
 torch and transformers are imported only inside the functions that need them.
 """
 
-from mlx26.core.zoo.corpora import CORPORA, Corpus, Document, corpus
-from mlx26.core.zoo.presets import PRESETS, Preset, get_preset
-from mlx26.core.zoo.registry import (
-    list_models,
-    load_model,
-    load_tokenizer,
-    read_manifest,
-    resolve_model_path,
-    shipped_names,
-    zoo_names,
-)
+from mlx26.core.common.lazy import lazy_exports
 
-__all__ = [
-    "CORPORA", "PRESETS", "Corpus", "Document", "Preset", "corpus", "get_preset", "list_models", "load_model",
-    "load_tokenizer", "read_manifest", "resolve_model_path", "shipped_names", "zoo_names",
-]
+# {submodule: the names it exports}: each is imported on first use, so importing the package
+# (and its stdlib-only .spec, which the CLI reads for --help) loads nothing heavy.
+__all__ = lazy_exports(__name__, {
+    "corpora": ("CORPORA", "Corpus", "Document", "corpus"),
+    "presets": ("PRESETS", "Preset", "get_preset"),
+    "registry": ("list_models", "load_model", "load_tokenizer", "read_manifest", "resolve_model_path",
+                 "shipped_names", "zoo_names"),
+})

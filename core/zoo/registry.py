@@ -52,7 +52,7 @@ def network_allowed() -> bool:
     return not any(v not in ("", "0", "false", "no", "off") for v in off.values())
 
 
-def _kind(spec: str) -> tuple[str, str]:
+def model_kind(spec: str) -> tuple[str, str]:
     """("zoo" | "random" | "path" | "hub", resolved string); ValueError for anything else."""
     if spec in shipped_names():
         return "zoo", str(MODELS_DIR / spec)
@@ -80,7 +80,7 @@ def _kind(spec: str) -> tuple[str, str]:
 
 def resolve_model_path(spec: str) -> str:
     """A folder for a zoo name or path (random-init presets are saved once), or the hub id itself."""
-    kind, value = _kind(spec)
+    kind, value = model_kind(spec)
     if kind == "random":
         return str(materialize_random_init(spec))
     return value
@@ -149,7 +149,7 @@ def load_model(spec: str, *, dtype: Any = None) -> Any:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # no "Loading weights" bars on stderr
-    kind, value = _kind(spec)
+    kind, value = model_kind(spec)
     if kind == "random":
         model, _ = build_random_init(spec)
         return model.to(dtype) if dtype is not None else model
@@ -176,7 +176,7 @@ def load_tokenizer(spec: str) -> Any:
 
     if spec in ("byte", "bpe", "bpe-4096"):
         return get_tokenizer(spec)
-    kind, value = _kind(spec)
+    kind, value = model_kind(spec)
     if kind == "random":
         return get_tokenizer(get_preset(spec).tokenizer)
     if kind == "hub":
@@ -191,7 +191,7 @@ def load_tokenizer(spec: str) -> Any:
 
 def read_manifest(spec: str) -> dict[str, Any]:
     """The manifest of a zoo model or folder (a folder without one gets a minimal record from config.json)."""
-    kind, value = _kind(spec)
+    kind, value = model_kind(spec)
     if kind == "random":
         return random_init_manifest(spec)
     if kind == "hub":

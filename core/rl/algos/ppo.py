@@ -16,8 +16,8 @@ import torch
 from mlx26.core.common.errors import InputError
 from mlx26.core.rl.algos import common
 from mlx26.core.rl.hparams import TrainConfig, doc
+from mlx26.core.rl.nets import ActorCritic, DeterministicPolicy, load_actor_critic_policy
 from torch import nn
-from torch.distributions import Categorical, Normal
 
 
 @dataclass
@@ -80,61 +80,8 @@ def check_config(cfg: TrainConfig) -> None:
     common.env_for(cfg)
 
 
-def _mlp(i: int, hidden, o: int, std: float) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for h in hidden:
-        lin = nn.Linear(i, h)
-        nn.init.orthogonal_(lin.weight, np.sqrt(2))
-        nn.init.zeros_(lin.bias)
-        layers += [lin, nn.Tanh()]
-        i = h
-    last = nn.Linear(i, o)
-    nn.init.orthogonal_(last.weight, std)
-    nn.init.zeros_(last.bias)
-    return nn.Sequential(*layers, last)
-
-
-class Agent(nn.Module):
-    def __init__(self, obs_dim: int, space: dict, hidden):
-        super().__init__()
-        self.discrete = space["discrete"]
-        out = space["n_actions"] if self.discrete else space["action_dim"]
-        self.critic = _mlp(obs_dim, hidden, 1, 1.0)
-        self.actor = _mlp(obs_dim, hidden, out, 0.01)
-        if not self.discrete:
-            self.log_std = nn.Parameter(torch.zeros(out))
-
-    def dist(self, x: torch.Tensor):
-        if self.discrete:
-            return Categorical(logits=self.actor(x))
-        mean = self.actor(x)
-        return Normal(mean, self.log_std.exp().expand_as(mean))
-
-    def value(self, x: torch.Tensor) -> torch.Tensor:
-        return self.critic(x).squeeze(-1)
-
-
-class DeterministicPolicy:
-    """Mode of the policy (argmax / mean), clipped to the action bounds."""
-
-    def __init__(self, agent: Agent, space: dict):
-        self.agent, self.space = agent, space
-
-    def reset(self, seed: int) -> None:
-        pass
-
-    def __call__(self, obs: np.ndarray):
-        with torch.no_grad():
-            d = self.agent.dist(torch.as_tensor(obs, dtype=torch.float32).reshape(1, -1))
-            if self.agent.discrete:
-                return int(d.probs.argmax().item())
-            return np.clip(d.mean[0].numpy(), self.space["action_low"], self.space["action_high"])
-
-
 def load_policy(state: dict, env) -> DeterministicPolicy:
-    agent = Agent(int(np.prod(state["space"]["obs_shape"])), state["space"], tuple(state["config"]["hp"]["hidden"]))
-    agent.load_state_dict(state["models"]["agent"])
-    return DeterministicPolicy(agent.eval(), state["space"])
+    return load_actor_critic_policy(state)
 
 
 def train(cfg: TrainConfig) -> Iterator[dict]:
@@ -156,7 +103,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
     eval_env = make()
     space = space_info(eval_env)
     obs_dim = int(np.prod(eval_env.observation_space.shape))
-    agent = Agent(obs_dim, space, hp.hidden).to(device)
+    agent = ActorCritic(obs_dim, space, hp.hidden).to(device)
     opt = torch.optim.Adam(agent.parameters(), lr=hp.lr, eps=1e-5)
     batch = hp.num_envs * hp.num_steps
     n_updates = max(1, cfg.steps // batch)

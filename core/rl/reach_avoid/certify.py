@@ -20,8 +20,8 @@ from mlx26.core.rl.reach_avoid.operator import fixed_point
 def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed: int = 0) -> dict:
     import torch
     from mlx26.core.rl import checkpoint
-    from mlx26.core.rl.algos.ppo import _mlp
     from mlx26.core.rl.envs import make_env
+    from mlx26.core.rl.nets import tanh_mlp
     from mlx26.core.rl.reach_avoid.rapc import load_policy
 
     if n_mc < 1:
@@ -42,7 +42,7 @@ def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed:
         return {**head, **_certify_point(state, env, gamma, p, n_mc, seed)}
     model = env.unwrapped.model
     eye = torch.eye(model.n)
-    critic = _mlp(model.n, tuple(hp["hidden"]), 1, 1.0)
+    critic = tanh_mlp(model.n, tuple(hp["hidden"]), 1, 1.0)
     critic.load_state_dict(state["models"]["ra_critic"])
     policy_fn = load_policy(state, env)
     with torch.no_grad():
@@ -68,13 +68,13 @@ def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed:
 
 
 def _certify_point(state: dict, env, gamma: float, p: float, n_mc: int, seed: int) -> dict:
-    from mlx26.core.rl.algos.ppo import Agent, _mlp
+    from mlx26.core.rl.nets import ActorCritic, tanh_mlp
     from mlx26.core.rl.reach_avoid.certify_point import certify_point
 
     hidden = tuple(state["config"]["hp"]["hidden"])
-    agent = Agent(2, state["space"], hidden)
+    agent = ActorCritic(2, state["space"], hidden)
     agent.load_state_dict(state["models"]["agent"])
-    critic = _mlp(2, hidden, 1, 1.0)
+    critic = tanh_mlp(2, hidden, 1, 1.0)
     critic.load_state_dict(state["models"]["ra_critic"])
     return certify_point(agent, critic, state["space"], env.unwrapped.model, gamma, p, n_mc=n_mc,
                          horizon=env.unwrapped.max_steps, seed=seed)
@@ -85,9 +85,9 @@ def _critic_vs_training_policy(state: dict, model, v_hat: np.ndarray, gamma: flo
     policy evaluated above: compare it with that policy's DP fixed point, over every cell and over
     the cells that policy visits from the start (expected visits ≥ 0.01 per episode), where it has data."""
     import torch
-    from mlx26.core.rl.algos.ppo import Agent
+    from mlx26.core.rl.nets import ActorCritic
 
-    agent = Agent(model.n, state["space"], tuple(state["config"]["hp"]["hidden"]))
+    agent = ActorCritic(model.n, state["space"], tuple(state["config"]["hp"]["hidden"]))
     agent.load_state_dict(state["models"]["agent"])
     with torch.no_grad():
         probs = agent.dist(torch.eye(model.n)).probs.numpy().astype(np.float64)

@@ -3,7 +3,7 @@
 Hsu et al. 2021 (reach-avoid Bellman equation) and RC-PPO (So et al. 2024).
 
 Minimise expected cost subject to P(RA) ≥ p. PPO-clip (actor and cost critic = the PPO
-:class:`~mlx26.core.rl.algos.ppo.Agent`) plus a reach-avoid critic V_RA ∈ [0, 1] (sigmoid head)
+:class:`~mlx26.core.rl.nets.ActorCritic`) plus a reach-avoid critic V_RA ∈ [0, 1] (sigmoid head)
 trained on the reach-avoid GAE targets (:func:`~.operator.ra_gae`). Per minibatch the two
 policy-loss gradients g_c (cost surrogate) and g_ra (reach-avoid surrogate) are computed
 separately, projected symmetrically when they conflict (:mod:`.projection`) and combined as
@@ -29,16 +29,9 @@ import numpy as np
 import torch
 from mlx26.core.common.errors import InputError
 from mlx26.core.rl.algos import common
-from mlx26.core.rl.algos.ppo import (
-    Agent,
-    DeterministicPolicy,
-    _mlp,
-    check_rollout_shape,
-    log_prob,
-    log_prob_entropy,
-)
-from mlx26.core.rl.algos.ppo import load_policy as _ppo_load_policy
+from mlx26.core.rl.algos.ppo import check_rollout_shape, log_prob, log_prob_entropy
 from mlx26.core.rl.hparams import TrainConfig, doc
+from mlx26.core.rl.nets import ActorCritic, DeterministicPolicy, load_actor_critic_policy, tanh_mlp
 from mlx26.core.rl.reach_avoid.operator import ra_gae
 from mlx26.core.rl.reach_avoid.projection import project_conflicting
 from mlx26.core.rl.reach_avoid.wrappers import REQUIRED_KEYS
@@ -112,7 +105,7 @@ def check_config(cfg: TrainConfig) -> None:
 
 
 def load_policy(state: dict, env) -> DeterministicPolicy:
-    return _ppo_load_policy(state, env)
+    return load_actor_critic_policy(state)
 
 
 def _obs(x, device) -> torch.Tensor:
@@ -147,8 +140,8 @@ def constrained_ppo(cfg: TrainConfig, lagrangian: bool) -> Iterator[dict]:
     eval_env = common.env_for(cfg)
     space = space_info(eval_env)
     obs_dim = int(np.prod(eval_env.observation_space.shape))
-    agent = Agent(obs_dim, space, hp.hidden).to(device)  # actor + cost critic
-    ra_critic = _mlp(obs_dim, hp.hidden, 1, 1.0).to(device)
+    agent = ActorCritic(obs_dim, space, hp.hidden).to(device)  # actor + cost critic
+    ra_critic = tanh_mlp(obs_dim, hp.hidden, 1, 1.0).to(device)
     actor_params = list(agent.actor.parameters()) + ([agent.log_std] if not space["discrete"] else [])
     params = list(agent.parameters()) + list(ra_critic.parameters())
     opt = torch.optim.Adam(params, lr=hp.lr, eps=1e-5)

@@ -1,0 +1,6 @@
+"""The choices of ``mlx26 rpa-distill``, shared by the CLI and the core (standard library only).
+
+``mlx26.cli.rpa_distill`` imports this at module level; :mod:`.pipeline` imports the same tuple.
+"""
+
+AGENTS = ("oracle", "react")  # oracle: the scripted policy (no LLM); react: the LLM agent
