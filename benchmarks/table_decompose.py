@@ -4,7 +4,11 @@ Reconstruction of Cao et al., "Orthogonal Hierarchical Decomposition for Structu
 Table Understanding with LLMs" (ICML 2026, arXiv 2602.01969); the protocol is ours (see
 ``mlx26.core.table_decompose.retrieval``). Usage (``make bench-table``):
 
-    .venv/bin/python benchmarks/table_decompose.py [--rows 1000 --cols 50 --repeat 3] [--json]
+    .venv/bin/python benchmarks/table_decompose.py [--aitqa DIR] [--rows 1000 --cols 50 --repeat 3] [--json]
+
+AITQA (IBM AIT-QA, CDLA-Sharing-1.0) is not in the repository: ``--aitqa`` names the folder holding
+``aitqa_tables.jsonl`` and ``aitqa_questions.jsonl``; the default is ``../shared/data/aitqa``
+beside the repository root (found from this file's location, not the current folder).
 
 Prints, in one run:
 1. LLM-free answer retrieval on AITQA (TF-IDF top-1, no model): accuracy of OHD ``lines``,
@@ -25,11 +29,14 @@ import os
 import random
 import sys
 import time
+from pathlib import Path
 
 from mlx26.core.table_decompose import decompose, load_grid
 from mlx26.core.table_decompose.evaluate import eval_aitqa
 from mlx26.core.table_decompose.render import LogicalTable, layout, to_csv, to_html
 from mlx26.core.table_decompose.retrieval import run as retrieval
+
+AITQA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "aitqa"
 
 
 def _generated(rows: int, cols: int, seed: int = 0) -> LogicalTable:
@@ -71,17 +78,23 @@ def speed(rows: int, cols: int, repeat: int) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--aitqa", type=Path, default=AITQA,
+                    help="the AITQA folder (default: ../shared/data/aitqa beside the repository)")
     ap.add_argument("--rows", type=int, default=1000)
     ap.add_argument("--cols", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true", help="print the raw figures as JSON too")
     args = ap.parse_args(argv)
+    if not (args.aitqa / "aitqa_tables.jsonl").is_file() or not (args.aitqa / "aitqa_questions.jsonl").is_file():
+        print(f"table_decompose benchmark: no AITQA at {args.aitqa} (expected aitqa_tables.jsonl and "
+              "aitqa_questions.jsonl there); give --aitqa DIR", file=sys.stderr)
+        return 2
 
     print("retrieval on AITQA ...", file=sys.stderr, flush=True)
-    r = retrieval()
+    r = retrieval(args.aitqa)
     acc = r["accuracy"]
     print("structure on AITQA ...", file=sys.stderr, flush=True)
-    s = eval_aitqa(renders=("xlsx", "csv"))["renders"]
+    s = eval_aitqa(args.aitqa, renders=("xlsx", "csv"))["renders"]
     print(f"speed on {args.rows}x{args.cols} ...", file=sys.stderr, flush=True)
     sp = speed(args.rows, args.cols, args.repeat)
 

@@ -87,8 +87,8 @@ def run(
     input: Annotated[str, typer.Argument(help="HTML, XLSX, CSV/TSV, Markdown or HiTab JSON table; - = stdin.",
                                          metavar="INPUT")] = "-",
     example: Annotated[str | None, typer.Option("--example", help="Decompose a shipped example instead: statcan, "
-                                                "aitqa-tab5-html|xlsx|csv, aitqa-tab6-…, aitqa-tab67-….",
-                                                metavar="NAME")] = None,
+                                                "orchard-html|xlsx|csv, library-…, transit-… (tables made "
+                                                "up for mlx26).", metavar="NAME")] = None,
     input_format: Annotated[TableFormat, typer.Option("--input-format", help="Input format; auto = from the "
                                                       "extension, else sniffed.")] = TableFormat("auto"),
     sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet name or 0-based index.", metavar="S")] = None,
@@ -124,7 +124,7 @@ def run(
     \b
     Examples:
       mlx26 table-decompose --example statcan | head -3
-      mlx26 table-decompose --example aitqa-tab5-xlsx --emit markdown | head -5
+      mlx26 table-decompose --example orchard-xlsx --emit markdown | head -5
       mlx26 table-decompose --example statcan --emit trees | head -12
       printf ',Sales,\\n,2023,2024\\nNorth,10,12\\nSouth,7,9\\n' | mlx26 table-decompose -
       printf '<table><tr><th></th><th colspan=2>Sales</th></tr><tr><td></td><td>2023</td><td>2024</td></tr><tr><td>North</td><td>10</td><td>12</td></tr></table>' | mlx26 table-decompose - --emit lineage --format jsonl
@@ -167,8 +167,11 @@ def run(
 
 @app.command("eval")
 def evaluate(
-    gold: Annotated[str | None, typer.Option("--gold", help="Gold tables: AITQA aitqa_tables.jsonl (or its folder; "
-                                             "default: the shipped copy), or HiTab table JSON file/folder.",
+    aitqa: Annotated[str | None, typer.Option("--aitqa", help="The AITQA folder (holding aitqa_tables.jsonl and "
+                                              "aitqa_questions.jsonl, IBM/AITQA's raw_data/); needed for "
+                                              "--gold-format aitqa: mlx26 ships no copy.", metavar="DIR")] = None,
+    gold: Annotated[str | None, typer.Option("--gold", help="Gold tables: HiTab table JSON file/folder (--gold-format "
+                                             "hitab), or AITQA's aitqa_tables.jsonl or its folder (like --aitqa).",
                                              metavar="FILE|DIR")] = None,
     gold_format: Annotated[str, typer.Option("--gold-format", help=" or ".join(GOLD_FORMATS) + ".")] = "aitqa",
     render: Annotated[list[str] | None, typer.Option("--render", help="AITQA: how each table is rendered before "
@@ -186,12 +189,14 @@ def evaluate(
     Metrics, overall (micro over cells) and per table: exact match of the row path, the
     column path and both; header-region (H, L) accuracy; column/row tree edge F1. AITQA
     tables are rendered from their gold paths first (--render); shape-inconsistent ones are
-    listed and skipped.
+    listed and skipped. mlx26 ships no dataset: --aitqa names the folder holding IBM/AITQA's
+    aitqa_tables.jsonl and aitqa_questions.jsonl (its raw_data/).
 
     \b
     Examples:
-      mlx26 table-decompose eval --table tab-5 --table tab-67
-      mlx26 table-decompose eval --render html --render md --limit 20
+      mlx26 table-decompose eval --aitqa AITQA/raw_data --table tab-5   # holds aitqa_tables.jsonl
+      mlx26 table-decompose eval --gold AITQA/raw_data/aitqa_tables.jsonl --render html --limit 20
+      mlx26 table-decompose eval --gold hitab/statcan.json --gold-format hitab
     """
     from mlx26.core.table_decompose import evaluate as ev
 
@@ -200,14 +205,22 @@ def evaluate(
     for name in render or []:
         if name not in RENDERS:
             raise unknown_name("rendering", name, RENDERS)
+    if aitqa is not None and gold is not None:
+        raise UsageError("give either --aitqa DIR or --gold FILE|DIR, not both")
+    if aitqa is not None and gold_format == "hitab":
+        raise UsageError("--aitqa is the AITQA folder; with --gold-format hitab give --gold FILE|DIR")
     check_output(output, force)
     if gold_format == "hitab":
         if gold is None:
             raise UsageError("--gold-format hitab needs --gold FILE|DIR (no HiTab tables ship with mlx26)")
         result = ev.eval_hitab(gold, limit=limit, per_table=per_table)
     else:
+        from mlx26.core.table_decompose.aitqa import TABLES_FILE, resolve
+
+        resolve(aitqa if aitqa is not None else gold, TABLES_FILE)  # no folder, or a wrong one: exit 2 up front
         renders = render or list(DEFAULT_RENDERS)
         if "xlsx" in renders:
             require("openpyxl", "table")
-        result = ev.eval_aitqa(gold, renders=renders, tables=table, limit=limit, per_table=per_table)
+        result = ev.eval_aitqa(aitqa if aitqa is not None else gold, renders=renders, tables=table, limit=limit,
+                               per_table=per_table)
     write_text(ev.dumps(result), output, force=force)

@@ -121,10 +121,13 @@ def _table_result(table_id: str, metrics: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def eval_aitqa(path: str | Path | None = None, *, renders: Iterable[str] = DEFAULT_RENDERS,
+def eval_aitqa(path: str | Path, *, renders: Iterable[str] = DEFAULT_RENDERS,
                arbiter: Callable[[], Arbiter] | None = None, tables: list[str] | None = None,
                limit: int | None = None, per_table: bool = False) -> dict[str, Any]:
-    """Render every (consistent) AITQA table in each style, decompose it, compare with the gold paths."""
+    """Render every (consistent) AITQA table in each style, decompose it, compare with the gold paths.
+
+    ``path``: the AITQA folder (holding ``aitqa_tables.jsonl``) or that file; mlx26 ships no copy.
+    """
     from mlx26.core.table_decompose.aitqa import load_tables, resolve
 
     data = load_tables(path)

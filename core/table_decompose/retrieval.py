@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mlx26.core.table_decompose.cells import label_of
@@ -115,15 +116,16 @@ def correct(candidate: Candidate | None, answers: list[Any]) -> bool:
     return candidate is not None and label_of(candidate.value) in {label_of(str(a)) for a in answers}
 
 
-def run(limit: int | None = None, vectoriser: Callable[[], Any] = default_vectoriser,
+def run(aitqa: str | Path, limit: int | None = None, vectoriser: Callable[[], Any] = default_vectoriser,
         table_ids: list[str] | None = None) -> dict[str, Any]:
-    """Top-1 answer retrieval accuracy of OHD, pandas and markdown on the shipped AITQA."""
+    """Top-1 answer retrieval accuracy of OHD, pandas and markdown on AITQA (``aitqa``: its folder)."""
     from mlx26.core.table_decompose.aitqa import load_questions, load_tables
     from mlx26.core.table_decompose.decompose import decompose
     from mlx26.core.table_decompose.load import load_grid
     from mlx26.core.table_decompose.render import layout, matrix, to_html
 
-    tables = {t.id: t for t in load_tables() if t.consistent and (table_ids is None or t.id in table_ids)}
+    all_tables = load_tables(aitqa)
+    tables = {t.id: t for t in all_tables if t.consistent and (table_ids is None or t.id in table_ids)}
     prepared: dict[str, dict[str, list[Candidate]]] = {}
     for tid, item in tables.items():
         rendered = layout(item.table, rows="indent")
@@ -132,7 +134,7 @@ def run(limit: int | None = None, vectoriser: Callable[[], Any] = default_vector
         dec = decompose(load_grid(html.encode("utf-8"), fmt="html", name=f"{tid}.html"))
         prepared[tid] = {"ohd": ohd_candidates(dec), "pandas": pandas_candidates(html, texts, rendered.H),
                          "markdown": markdown_candidates(texts, rendered.H)}
-    questions = [q for q in load_questions() if q["table_id"] in prepared][:limit]
+    questions = [q for q in load_questions(aitqa) if q["table_id"] in prepared][:limit]
     methods = ("ohd", "pandas", "markdown")
     hits: dict[str, dict[str, int]] = {m: {"all": 0, "Yes": 0, "No": 0} for m in methods}
     counts = {"all": 0, "Yes": 0, "No": 0}
@@ -146,4 +148,4 @@ def run(limit: int | None = None, vectoriser: Callable[[], Any] = default_vector
             hits[m][flag] += ok
     accuracy = {m: {k: (hits[m][k] / counts[k] if counts[k] else 0.0) for k in counts} for m in methods}
     return {"questions": counts, "tables": len(prepared), "hits": hits, "accuracy": accuracy,
-            "skipped_tables": sorted({t.id for t in load_tables() if not t.consistent})}
+            "skipped_tables": sorted({t.id for t in all_tables if not t.consistent})}

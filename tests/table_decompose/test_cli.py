@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._data import shared_data
+
 DATA = Path(__file__).parent / "data"
 CSV = ",Sales,\n,2023,2024\nNorth,10,12\nSouth,7,9\n"
 LINES = ["North | Sales > 2023 = 10", "North | Sales > 2024 = 12", "South | Sales > 2023 = 7",
@@ -188,21 +190,37 @@ def test_overlap_without_strict_is_clipped_with_a_case(run_cli):
     assert [c["kind"] for c in trees["cases"]][:1] == ["span-conflict"]
 
 
-def test_xlsx_and_csv_examples_agree(run_cli):
-    xlsx = run_cli("table-decompose", "--example", "aitqa-tab5-xlsx").stdout.splitlines()
-    csv = run_cli("table-decompose", "--example", "aitqa-tab5-csv").stdout.splitlines()
-    html = run_cli("table-decompose", "--example", "aitqa-tab5-html").stdout.splitlines()
-    assert xlsx == csv == html and len(xlsx) == 50
-    assert "Owned— > Operating property and equipment: > Flight equipment | At December 31, > 2018 = 31,607" in xlsx
+@pytest.mark.parametrize(("name", "cells", "line"), [
+    ("orchard", 28, "North valley > Apples > Early varieties | Tonnes harvested > 2023 = 1,240"),
+    ("library", 48, "Spring term > Lost or withdrawn | Books > Printed = (41)"),
+    ("transit", 36, "Bus routes > Night route N2 | Weekdays > Off-peak > Mean delay, minutes = 0.8"),
+])
+def test_xlsx_csv_and_html_examples_agree(run_cli, name, cells, line):
+    xlsx = run_cli("table-decompose", "--example", f"{name}-xlsx").stdout.splitlines()
+    csv = run_cli("table-decompose", "--example", f"{name}-csv").stdout.splitlines()
+    html = run_cli("table-decompose", "--example", f"{name}-html").stdout.splitlines()
+    assert xlsx == csv == html and len(xlsx) == cells
+    assert line in xlsx
+
+
+def test_removed_aitqa_example_names_say_why(run_cli):
+    result = run_cli("table-decompose", "--example", "aitqa-tab5-xlsx")
+    assert result.code == 2 and "AITQA examples were removed" in result.stderr and "orchard-xlsx" in result.stderr
 
 
 def test_eval_subset_json(run_cli):
-    result = run_cli("table-decompose", "eval", "--table", "tab-5", "--render", "csv", "--per-table")
+    aitqa = shared_data("aitqa")
+    result = run_cli("table-decompose", "eval", "--aitqa", aitqa, "--table", "tab-5", "--render", "csv",
+                     "--per-table")
     assert result.code == 0, result.stderr
     doc = json.loads(result.stdout)
     overall = doc["renders"]["csv"]["overall"]
     assert overall["tables"] == 1 and overall["both_paths_em"] == 1.0
     assert doc["renders"]["csv"]["per_table"][0]["id"] == "tab-5"
+    # --gold with the tables file (or its folder) is the same source
+    again = run_cli("table-decompose", "eval", "--gold", aitqa / "aitqa_tables.jsonl", "--table", "tab-5",
+                    "--render", "csv", "--per-table")
+    assert again.code == 0 and again.stdout == result.stdout
 
 
 def test_eval_hitab_folder(run_cli, tmp_path):
@@ -215,14 +233,31 @@ def test_eval_hitab_folder(run_cli, tmp_path):
     (["--gold-format", "hitab"], "needs --gold"),
     (["--gold-format", "hitb"], "Did you mean 'hitab'?"),
     (["--render", "xlxs"], "Did you mean 'xlsx'?"),
-    (["--gold", "/no/such/dir"], "AITQA file not found"),
-    (["--gold", "EMPTY"], "no AITQA tables in"),
+    ([], "no AITQA folder given"),
+    (["--render", "csv"], "pass --aitqa DIR, a folder holding aitqa_tables.jsonl and aitqa_questions.jsonl"),
+    (["--aitqa", "/no/such/dir"], "AITQA folder not found: /no/such/dir"),
+    (["--aitqa", "TMP/nothing"], "has no aitqa_tables.jsonl"),
+    (["--gold", "/no/such/dir"], "AITQA folder not found"),
+    (["--aitqa", "TMP/empty"], "no AITQA tables in"),
+    (["--aitqa", "TMP/bad"], "line 2: invalid JSON"),
+    (["--aitqa", "TMP/list"], "line 1: not a JSON object"),
+    (["--aitqa", "TMP/field"], "AITQA table t1: missing or malformed field"),
+    (["--aitqa", "TMP/binary"], "is not UTF-8 text"),
+    (["--aitqa", "TMP/empty", "--gold", "TMP/empty"], "not both"),
+    (["--aitqa", "TMP/empty", "--gold-format", "hitab"], "--aitqa is the AITQA folder"),
 ])
 def test_eval_errors(run_cli, tmp_path, args, needle):
-    empty = tmp_path / "aitqa_tables.jsonl"
-    empty.write_text("")
-    result = run_cli("table-decompose", "eval", *[str(empty) if a == "EMPTY" else a for a in args])
-    assert result.code == 2 and needle in result.stderr
+    files = {"empty": "", "bad": '{"id": "t0", "data": [], "column_header": []}\n{not json\n',
+             "list": "[1, 2]\n", "field": '{"id": "t1", "data": [["1"]], "column_header": "Sales"}\n',
+             "binary": b"\xff\xfe\x00{"}
+    (tmp_path / "nothing").mkdir()
+    for name, text in files.items():
+        (tmp_path / name).mkdir()
+        target = tmp_path / name / "aitqa_tables.jsonl"
+        target.write_bytes(text) if isinstance(text, bytes) else target.write_text(text)
+    result = run_cli("table-decompose", "eval", *[a.replace("TMP", str(tmp_path)) for a in args])
+    assert result.code == 2 and needle in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr.lower()
 
 
 def test_cli_module_imports_no_core_or_heavy_packages():
@@ -246,6 +281,6 @@ def test_entry_point_subprocess(mlx26_exe, subprocess_env):
 
 def test_reruns_are_byte_identical_through_the_cli(run_cli):
     for emit in ("lineage", "trees", "hitab-json", "markdown", "lines"):
-        first = run_cli("table-decompose", "--example", "aitqa-tab67-csv", "--emit", emit)
-        second = run_cli("table-decompose", "--example", "aitqa-tab67-csv", "--emit", emit)
+        first = run_cli("table-decompose", "--example", "transit-csv", "--emit", emit)
+        second = run_cli("table-decompose", "--example", "transit-csv", "--emit", emit)
         assert first.code == second.code == 0 and first.stdout == second.stdout and first.stdout

@@ -107,7 +107,7 @@ def test_same_table_as_html_xlsx_and_blank_filled_csv_gives_the_same_lineage():
 
 
 def test_reruns_are_byte_identical():
-    data = example_path("aitqa-tab6-xlsx").read_bytes()
+    data = example_path("library-xlsx").read_bytes()
     first = _decompose(data, "xlsx")
     second = _decompose(data, "xlsx")
     assert json.dumps(first.records) == json.dumps(second.records)

@@ -3,30 +3,45 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from mlx26.core.table_decompose import decompose, load_grid
 from mlx26.core.table_decompose.aitqa import load_questions, load_tables
-from mlx26.core.table_decompose.evaluate import _prefixes, compare, eval_aitqa, eval_hitab, summarise
-from mlx26.core.table_decompose.examples import example_path
+from mlx26.core.table_decompose.cells import label_of
+from mlx26.core.table_decompose.evaluate import (
+    RENDERS,
+    _prefixes,
+    compare,
+    eval_aitqa,
+    eval_hitab,
+    render_bytes,
+    summarise,
+)
+from mlx26.core.table_decompose.examples import EXAMPLES, TABLES, example_path, example_table, make_examples
+
+from tests._data import shared_data
 
 pytest.importorskip("openpyxl")
 
 
-def test_shipped_aitqa_copy_is_complete_and_licensed():
-    from mlx26.core.table_decompose.aitqa import DATA_DIR
+@pytest.fixture(scope="module")
+def aitqa():
+    return shared_data("aitqa")
 
-    assert (DATA_DIR / "LICENSE").read_text().count("Community Data License Agreement") >= 1
-    assert "CDLA-Sharing-1.0" in (DATA_DIR / "LICENSE").read_text()
-    assert "IBM/AITQA" in (DATA_DIR / "SOURCE.md").read_text()
-    tables, questions = load_tables(), load_questions()
+
+def test_shared_aitqa_copy_is_complete_and_licensed(aitqa):
+    assert (aitqa / "LICENSE").read_text().count("Community Data License Agreement") >= 1
+    assert "CDLA-Sharing-1.0" in (aitqa / "LICENSE").read_text()
+    assert "IBM/AITQA" in (aitqa / "SOURCE.md").read_text()
+    tables, questions = load_tables(aitqa), load_questions(aitqa)
     assert len(tables) == 113 and len(questions) == 515
     assert sorted(t.id for t in tables if not t.consistent) == ["tab-16", "tab-26", "tab-38"]
 
 
-def test_aitqa_targets_merged_and_blank_filled():
+def test_aitqa_targets_merged_and_blank_filled(aitqa):
     # Acceptance: both-paths exact match ≥ 0.95 (XLSX, merged + indentation) and ≥ 0.90 (blank-filled CSV).
-    result = eval_aitqa(renders=("xlsx", "csv"))
+    result = eval_aitqa(aitqa, renders=("xlsx", "csv"))
     xlsx, csv = result["renders"]["xlsx"]["overall"], result["renders"]["csv"]["overall"]
     assert xlsx["tables"] == csv["tables"] == 110 and xlsx["cells"] == 5157
     assert xlsx["both_paths_em"] >= 0.95 and csv["both_paths_em"] >= 0.90
@@ -34,14 +49,58 @@ def test_aitqa_targets_merged_and_blank_filled():
     assert result["shape_inconsistent_skipped"] == ["tab-16", "tab-26", "tab-38"]
 
 
-def test_aitqa_subset_per_table_and_unknown_id():
-    result = eval_aitqa(renders=("html", "md"), tables=["tab-5", "tab-67"], per_table=True)
+def test_aitqa_subset_per_table_and_unknown_id(aitqa):
+    result = eval_aitqa(aitqa, renders=("html", "md"), tables=["tab-5", "tab-67"], per_table=True)
     for render in ("html", "md"):
         rows = result["renders"][render]["per_table"]
         assert [r["id"] for r in rows] == ["tab-5", "tab-67"]
         assert all(r["both_paths_em"] == 1.0 for r in rows)
     with pytest.raises(ValueError, match="unknown AITQA table id 'tab-999'"):
-        eval_aitqa(tables=["tab-999"])
+        eval_aitqa(aitqa, tables=["tab-999"])
+
+
+def test_aitqa_has_no_default_folder():
+    from mlx26.core.common.errors import InputError
+
+    with pytest.raises(InputError, match="no AITQA folder given") as info:
+        load_tables(None)  # type: ignore[arg-type]
+    assert "aitqa_tables.jsonl" in (info.value.hint or "")
+
+
+def test_no_dataset_copy_ships_in_the_package():
+    import mlx26.core.table_decompose as pkg
+
+    data = Path(pkg.__file__).parent / "data"
+    assert sorted(p.name for p in data.iterdir()) == ["examples"]
+    assert not [p for p in (data / "examples").iterdir() if "aitqa" in p.name.lower()]
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_generated_examples_decompose_to_their_own_paths(name):
+    table = example_table(name)
+    assert {f"{name}-html", f"{name}-xlsx", f"{name}-csv"} <= set(EXAMPLES)
+    assert max(len(p) for p in table.col_paths) >= 2 and max(len(p) for p in table.row_paths) >= 2
+    for render in RENDERS:
+        raw, fmt, rendered = render_bytes(table, render)
+        assert any(c.colspan > 1 for c in rendered.cells)  # merged (or blank-filled) column headers
+        dec = decompose(load_grid(raw, fmt=fmt, name=f"{name}.{render}"))
+        gold = {rendered.data_pos[(i, j)]: (table.row_paths[i], table.col_paths[j])
+                for i, row in enumerate(table.data) for j, value in enumerate(row) if label_of(value)}
+        metrics = compare(dec, gold, _prefixes(table.col_paths), _prefixes(table.row_paths), rendered.H, rendered.L)
+        assert metrics["both_match"] == metrics["cells"] > 0, (render, metrics["misses"][:2])
+        assert (metrics["H_pred"], metrics["L_pred"]) == (metrics["H_gold"], metrics["L_gold"])
+
+
+def test_shipped_examples_match_their_generator(tmp_path):
+    written = make_examples(tmp_path)
+    assert sorted(p.name for p in written) == sorted(v for v in EXAMPLES.values() if v != "statcan_sugars.html")
+    for path in written:
+        shipped = example_path(next(k for k, v in EXAMPLES.items() if v == path.name))
+        if path.suffix == ".xlsx":  # openpyxl stamps the time: compare what the reader sees
+            assert (decompose(load_grid(path.read_bytes(), fmt="xlsx")).records
+                    == decompose(load_grid(shipped.read_bytes(), fmt="xlsx")).records)
+        else:
+            assert path.read_bytes() == shipped.read_bytes(), path.name
 
 
 def test_metrics_arithmetic_on_a_forced_wrong_header():

@@ -16,6 +16,8 @@ from mlx26.core.table_decompose.retrieval import (
     run,
 )
 
+from tests._data import shared_data
+
 pytest.importorskip("sklearn")
 pytest.importorskip("pandas")
 pytest.importorskip("lxml")
@@ -58,7 +60,7 @@ def test_hierarchy_question_separates_ohd_from_pandas():
 
 
 def test_run_on_a_few_tables_reports_all_methods():
-    result = run(table_ids=["tab-5", "tab-67"])
+    result = run(shared_data("aitqa"), table_ids=["tab-5", "tab-67"])
     assert result["tables"] == 2 and result["questions"]["all"] > 0
     assert set(result["accuracy"]) == {"ohd", "pandas", "markdown"}
     assert all(0.0 <= v["all"] <= 1.0 for v in result["accuracy"].values())
@@ -66,7 +68,7 @@ def test_run_on_a_few_tables_reports_all_methods():
 
 @pytest.mark.slow
 def test_full_benchmark_ratio_targets():
-    result = run()
+    result = run(shared_data("aitqa"))
     acc = result["accuracy"]
     assert result["questions"]["all"] == 503
     assert acc["ohd"]["all"] / acc["pandas"]["all"] >= 1.1
