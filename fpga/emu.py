@@ -34,7 +34,7 @@ MAX_TOPK = 4096
 MAX_DIM = 256
 
 
-class BuildError(RuntimeError):
+class BuildError(RunFailure):
     """g++ failed (or warned): ``stderr`` holds the compiler's own output."""
 
     def __init__(self, message: str, stderr: str):

@@ -7,13 +7,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mlx26.core.common.errors import InputError
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.common.files import atomic_path
 
 NAME = "checkpoint.pt"
 
 
-class Divergence(RuntimeError):
+class Divergence(RunFailure):
     """Training produced non-finite values (exit 1); the last good checkpoint is kept."""
 
 

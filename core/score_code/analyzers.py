@@ -27,7 +27,7 @@ RULES_DIR = Path(__file__).resolve().parent / "rules"
 _REGISTRY_PREFIXES = ("p/", "r/", "s/", "auto", "http://", "https://", "gh:", "supply-chain", "secrets")
 
 
-class AnalyzerMissing(RuntimeError):
+class AnalyzerMissing(RunFailure):
     def __init__(self, name: str):
         super().__init__(f"the analyzer '{name}' is not installed.")
         self.name = name
