@@ -46,6 +46,7 @@ EXTRA_FOR_MODULE = {
     "peft": "select",
     "matplotlib": "select",
     "faiss": "profile-memory",
+    "ot": "rationality",
     "hqq": "quantize-moe",
     "bandit": "score-code",
     "miniwob": "rpa",

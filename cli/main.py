@@ -34,6 +34,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("llm", "mlx26.cli.llm:app", "LLM backends: chat, an OpenAI-compatible server, token and cost ledgers."),
     ("rpa-distill", "mlx26.cli.rpa_distill:app", "Distil agent trajectories into robust RPA functions (AutoRPA reconstruction)."),
     ("select-batch", "mlx26.cli.select_batch:app", "PartitionSel minibatch selection under per-domain budgets (Agrawal et al.)."),
+    ("rationality", "mlx26.cli.rationality:app", "Exact rational risk of RL agents on toy-text MDPs (Qian, Storkey & He)."),
     ("score-code", "mlx26.cli.score_code:app", "Step-level security scores along code: detection and ranking (SecCodePRM, Yu et al.)."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.

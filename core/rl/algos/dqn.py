@@ -39,12 +39,17 @@ class Hyperparams:
     max_grad_norm: float = doc(10.0, "gradient-norm clip")
     hidden: tuple = doc((256, 256), "Q-network hidden sizes")
     log_every: int = doc(1000, "env steps between training-metric records")
+    layer_norm: bool = doc(False, "LayerNorm after each hidden layer (rationality regulariser)")
+    l2: float = doc(0.0, "l2 penalty coefficient on the Q-network weights (rationality regulariser)")
+    weight_norm: bool = doc(False, "weight normalisation of every linear layer (rationality regulariser)")
 
     def validate(self) -> None:
         if self.lr <= 0 or self.batch_size < 1 or self.buffer_size < self.batch_size:
             raise InputError("dqn: need lr > 0, batch_size ≥ 1 and buffer_size ≥ batch_size")
         if not 0 <= self.gamma <= 1:
             raise InputError(f"dqn: gamma must be in [0, 1], got {self.gamma}")
+        if self.l2 < 0:
+            raise InputError(f"dqn: l2 must be ≥ 0, got {self.l2}")
 
 
 def check_config(cfg: TrainConfig) -> None:
@@ -56,14 +61,21 @@ def check_config(cfg: TrainConfig) -> None:
         raise InputError("dqn is an online algorithm and takes no --dataset")
 
 
-def q_network(obs_dim: int, n_actions: int, hidden) -> nn.Module:
+def q_network(obs_dim: int, n_actions: int, hidden, layer_norm: bool = False, weight_norm: bool = False
+              ) -> nn.Module:
+    """The Q-MLP; ``layer_norm`` / ``weight_norm`` (defaults off) are the rationality regularisers."""
+    wrap = nn.utils.parametrizations.weight_norm if weight_norm else (lambda m: m)
     layers: list[nn.Module] = []
     d = obs_dim
     for h in hidden:
-        layers += [nn.Linear(d, h), nn.ReLU()]
+        layers += [wrap(nn.Linear(d, h)), *([nn.LayerNorm(h)] if layer_norm else []), nn.ReLU()]
         d = h
-    layers.append(nn.Linear(d, n_actions))
+    layers.append(wrap(nn.Linear(d, n_actions)))
     return nn.Sequential(*layers)
+
+
+def _net(hp: Hyperparams, obs_dim: int, n_actions: int) -> nn.Module:
+    return q_network(obs_dim, n_actions, hp.hidden, hp.layer_norm, hp.weight_norm)
 
 
 class GreedyPolicy:
@@ -81,7 +93,7 @@ class GreedyPolicy:
 
 def load_policy(state: dict, env) -> GreedyPolicy:
     hp = Hyperparams(**{**state["config"]["hp"], "hidden": tuple(state["config"]["hp"]["hidden"])})
-    q = q_network(int(np.prod(state["space"]["obs_shape"])), state["space"]["n_actions"], hp.hidden)
+    q = _net(hp, int(np.prod(state["space"]["obs_shape"])), state["space"]["n_actions"])
     q.load_state_dict(state["models"]["q"])
     return GreedyPolicy(q.eval(), torch.device("cpu"))
 
@@ -131,7 +143,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
     device = common.setup(cfg)
     env, eval_env = common.env_for(cfg), common.env_for(cfg)
     obs_dim = int(np.prod(env.observation_space.shape))
-    q = q_network(obs_dim, int(env.action_space.n), hp.hidden).to(device)
+    q = _net(hp, obs_dim, int(env.action_space.n)).to(device)
     target = copy.deepcopy(q)
     opt = torch.optim.Adam(q.parameters(), lr=hp.lr)
     buffer = Replay(hp.buffer_size, obs_dim)
@@ -170,6 +182,8 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
                     y = r + hp.gamma * (1 - d) * target(o2).max(dim=1).values
                 pred = q(o).gather(1, a[:, None]).squeeze(1)
                 loss = F.smooth_l1_loss(pred, y)
+                if hp.l2 > 0:
+                    loss = loss + hp.l2 * sum((p**2).sum() for n, p in q.named_parameters() if "bias" not in n)
                 opt.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(q.parameters(), hp.max_grad_norm)
