@@ -104,7 +104,7 @@ def runs(cfg: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     regs = cfg["regularizers"] if "regularizer" in cfg["hypotheses"] or "shift" in cfg["hypotheses"] else ["none"]
     for reg in regs:
-        over = {**DEFAULTS["set"], **cfg["set"], **(REG_OVERRIDES.get(reg) or {"l2": str(cfg["l2"])})}
+        over = {**DEFAULTS["set"], **cfg["set"], **REG_OVERRIDES.get(reg, {"l2": str(cfg["l2"])})}
         for seed in range(int(cfg["seeds"])):
             out.append({"hypothesis": "regularizer", "variant": reg, "seed": seed,
                         "train_range": (cfg["eps_train"], cfg["eps_train"]), "overrides": over})
