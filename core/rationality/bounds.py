@@ -31,7 +31,9 @@ def ground_metric(mdp: TabularMDP, metric: str = "grid") -> np.ndarray:
     if metric != "grid":
         from mlx26.core.common.errors import unknown_name
 
-        raise unknown_name("metric", metric, ("grid", "discrete"))
+        from mlx26.core.rationality.spec import METRICS
+
+        raise unknown_name("metric", metric, METRICS)
     c = mdp.coords
     if mdp.env_id.startswith("Taxi"):
         return (np.abs(c[:, None, :2] - c[None, :, :2]).sum(-1) + (c[:, None, 2:] != c[None, :, 2:]).sum(-1))

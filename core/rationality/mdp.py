@@ -84,8 +84,9 @@ def from_gym(env_id: str, **kwargs) -> TabularMDP:
     u = env.unwrapped
     table = getattr(u, "P", None)
     if not isinstance(table, dict) or not hasattr(env.observation_space, "n") or not hasattr(env.action_space, "n"):
-        raise InputError(f"{TABLE_ERROR}; {env_id} has none", "use a toy-text env: " + ", ".join(
-            ("CliffWalking-v1", "FrozenLake-v1", "FrozenLake8x8-v1", "Taxi-v4")))
+        from mlx26.core.rationality.spec import ENVS
+
+        raise InputError(f"{TABLE_ERROR}; {env_id} has none", "use a toy-text env: " + ", ".join(ENVS))
     S, A = int(env.observation_space.n), int(env.action_space.n)
     P, Rsas, d = np.zeros((S, A, S)), np.zeros((S, A, S)), np.zeros((S, A, S))
     for s in range(S):
