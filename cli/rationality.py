@@ -11,8 +11,19 @@ from typing import Annotated
 
 import typer
 from mlx26.cli._errors import UsageError, require, unknown_name
-from mlx26.cli._io import (ConfigOpt, ForceOpt, FormatOpt, OutputFormat, OutputOpt, PrintConfigOpt, QuietOpt,
-                           check_output, emit, notice, print_config_requested)
+from mlx26.cli._io import (
+    ConfigOpt,
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    PrintConfigOpt,
+    QuietOpt,
+    check_output,
+    emit,
+    notice,
+    print_config_requested,
+)
 from mlx26.core.rationality.spec import DEFAULT_ENV, HYPOTHESES, METRICS, REGULARIZERS, W1_METHODS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)

@@ -30,7 +30,6 @@ def ground_metric(mdp: TabularMDP, metric: str = "grid") -> np.ndarray:
         return 1.0 - np.eye(S)
     if metric != "grid":
         from mlx26.core.common.errors import unknown_name
-
         from mlx26.core.rationality.spec import METRICS
 
         raise unknown_name("metric", metric, METRICS)

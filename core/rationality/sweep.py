@@ -65,7 +65,7 @@ def score(m: mdp.TabularMDP, policy, eps_train: float, eps_deploy: float, horizo
     rng = np.random.default_rng(seed)
     lo, hi = train_range if train_range else (eps_train, eps_train)
     states = []
-    for i in range(episodes):  # training trajectories; eps per episode under domain randomisation
+    for _ in range(episodes):  # training trajectories; eps per episode under domain randomisation
         e = float(rng.uniform(lo, hi)) if hi > lo else lo
         P_e = P_tr if e == eps_train else mdp.slip(m, e)[0]
         states.append(risk.sample_trajectories(P_e, m.D, m.mu0, policy, 1, horizon, rng)[0])
