@@ -151,3 +151,23 @@ def test_training_refuses_bad_datasets_through_the_cli(run_cli, tmp_path):
     result = run_cli("train", "rl", "--algo", "fql", "--env", "mlx26/toy-modes", "--dataset", missing,
                      "--out", str(tmp_path / "r"))
     assert result.code == 2 and "actions, terminals" in result.stderr
+
+
+def test_evaluation_of_an_env_without_time_limit_is_capped_not_endless():
+    import gymnasium as gym
+    from mlx26.core.rl.evaluation import UNLIMITED_EPISODE_CAP, evaluate
+
+    class Up:  # CliffWalking's "up" from the start never reaches the goal
+        def reset(self, seed):
+            pass
+
+        def __call__(self, obs):
+            return 0
+
+    env = gym.make("CliffWalking-v1")
+    assert env.spec.max_episode_steps is None
+    result = evaluate(env, Up(), episodes=2, seed=0)
+    assert result["eval_capped"] == 2 and result["eval_length"] == UNLIMITED_EPISODE_CAP
+    assert result["eval_return"] == -UNLIMITED_EPISODE_CAP  # −1 a step, no cliff
+    limited = evaluate(gym.make("CartPole-v1"), Up(), episodes=1, seed=0)
+    assert limited["eval_capped"] == 0
