@@ -7,6 +7,7 @@ core never imports the RL package; the sweep's ``train_fn`` is built here from `
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -177,7 +178,33 @@ def risk_cmd(
     table, label = _policy(policy, m, eps_train, horizon)
     result = sweep.score(m, table, eps_train, eps_deploy, horizon, episodes=episodes, seed=seed, metric=metric,
                          mu_deploy=mdp.init_mixture(m, init_mix), w1_method=w1_method)
+    # The norm-based size proxy of the value class needs the network's weights: only a checkpoint has them.
+    from mlx26.core.rationality import bounds
+
+    weights = _q_net_weights(policy) if policy and Path(policy).is_dir() else None
+    result["q_net_norm_bound"] = None if weights is None else bounds.norm_bound(weights, episodes)
     emit({"policy": label, "init_mix": init_mix, **result}, output, fmt, force=force, title="rationality risk")
+
+
+def _q_net_weights(spec: str):
+    """The Q-network's weight matrices, input to output, from a value-based ``train rl`` checkpoint."""
+    from mlx26.core.rl import checkpoint
+
+    models = checkpoint.load(spec).get("models", {})
+    net = models.get("q")
+    if net is None:  # a policy-gradient checkpoint: no Q-network to size
+        return None
+    import numpy as np
+
+    weights = []
+    for name, t in net.items():
+        if name.endswith(".weight") and t.ndim == 2:
+            weights.append(t.detach().cpu().numpy())
+        elif name.endswith("parametrizations.weight.original1") and t.ndim == 2:  # weight_norm: W = g v / ||v||
+            g = net[name[:-1] + "0"].detach().cpu().numpy().reshape(-1, 1)
+            v = t.detach().cpu().numpy()
+            weights.append(g * v / np.linalg.norm(v, axis=1, keepdims=True))
+    return weights or None
 
 
 @app.command("bound")

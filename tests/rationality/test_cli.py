@@ -70,7 +70,11 @@ def test_checkpoint_and_wrong_env(run_cli, tmp_path):
     r = run_cli("rationality", "risk", "--env", "FrozenLake-v1", "--policy", str(run), "--metric", "discrete",
                 "--format", "json")
     assert r.code == 0, r.stderr
-    assert json.loads(r.stdout)["expected_risk"] >= 0
+    scored = json.loads(r.stdout)
+    assert scored["expected_risk"] >= 0
+    # the size proxy of the (weight-normalised) Q-net: positive, and absent for a policy without weights
+    assert scored["q_net_norm_bound"] > 0
+    assert json.loads(run_cli("rationality", "risk", "--format", "json").stdout)["q_net_norm_bound"] is None
     r = run_cli("rationality", "risk", "--policy", str(run))
     assert r.code == 2 and "checkpoint of FrozenLake-v1" in r.stderr
 
