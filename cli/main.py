@@ -73,7 +73,7 @@ def build_app() -> typer.Typer:
         add_completion=False,
         rich_markup_mode=None,  # plain help: no rich import on the --help path, stable for docs
         pretty_exceptions_enable=False,
-        # A fixed width keeps --help identical on every terminal, so the README reference is stable.
+        # A fixed width keeps --help identical on every terminal, so docs/cli-reference.md is stable.
         context_settings={"help_option_names": ["-h", "--help"], "terminal_width": 100,
                           "max_content_width": 100},
     )
