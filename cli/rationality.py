@@ -63,6 +63,10 @@ def _policy(spec: str | None, m, eps_train: float, horizon: int):
             raise UsageError(f"{spec} is not valid JSON: {exc.msg} (line {exc.lineno})") from None
         if not isinstance(table, dict):
             raise UsageError(f"{spec} must hold an object {{state: action}}")
+        extra = sorted(k for k in table if not (str(k).isdigit() and int(k) < m.n_states))
+        if extra:  # a policy of another env (or a typo): never score it on the first states silently
+            raise UsageError(f"{spec} names state(s) {', '.join(map(str, extra[:10]))} that {m.env_id} does not have",
+                             hint=f"{m.env_id} has states 0..{m.n_states - 1}; is the policy for another --env?")
         missing = [s for s in range(m.n_states) if str(s) not in table]
         if missing:
             raise UsageError(f"{spec} has no action for state(s) {', '.join(map(str, missing[:10]))}"

@@ -112,7 +112,7 @@ def extrinsic_bound(values: OptimalValues, P_dep: np.ndarray, P_train: np.ndarra
         kernel_term += lip[t + 1] * float(d @ per_state)
         d = d @ T_tr
     init_term = lip0 * w1_mu
-    return {"bound": init_term + kernel_term, "initial_term": init_term, "kernel_term": kernel_term,
+    return {"bound": float(init_term + kernel_term), "initial_term": float(init_term), "kernel_term": float(kernel_term),
             "lipschitz_max": float(lip.max()), "w1_init": w1_mu, "w1_kernel_max": float(w1_sa.max()),
             "w1_kernel_mean": float(w1_sa.mean())}
 

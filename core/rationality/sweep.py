@@ -95,7 +95,9 @@ def bootstrap_ci(x, n: int = 2000, seed: int = 0) -> tuple[float, float]:
     return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))
 
 
-def _direction(lo: float, hi: float) -> str:
+def _direction(lo: float, hi: float, n: int) -> str:
+    if n < 2:  # a bootstrap over one seed is a point, not an interval: no direction can be read from it
+        return "inconclusive (n < 2)"
     return "reduces" if hi < 0 else "increases" if lo > 0 else "inconclusive"
 
 
@@ -152,7 +154,7 @@ def summarize(records: list[dict[str, Any]], cfg: dict[str, Any]) -> list[dict[s
                 "ci95": [lo, hi], "prediction": PREDICTIONS[h]}
         if ref is not None and ref.size and xs.size == ref.size and variant != "none":
             dlo, dhi = bootstrap_ci(xs - ref)  # paired by seed
-            item.update(diff_vs_baseline=float((xs - ref).mean()), diff_ci95=[dlo, dhi], direction=_direction(dlo, dhi))
+            item.update(diff_vs_baseline=float((xs - ref).mean()), diff_ci95=[dlo, dhi], direction=_direction(dlo, dhi, int(xs.size)))
         return item
 
     if "regularizer" in cfg["hypotheses"]:
@@ -170,7 +172,8 @@ def summarize(records: list[dict[str, Any]], cfg: dict[str, Any]) -> list[dict[s
             lo, hi = bootstrap_ci(d)
             out.append({"hypothesis": "shift", "variant": v, "n": len(xs), "eps_deploy": [float(k) for k in keys],
                         "mean_risk_by_eps": curve.mean(axis=0).tolist(), "diff_max_minus_min": float(d.mean()),
-                        "diff_ci95": [lo, hi], "direction": _direction(lo, hi), "prediction": PREDICTIONS["shift"]})
+                        "diff_ci95": [lo, hi], "direction": _direction(lo, hi, len(xs)),
+                        "prediction": PREDICTIONS["shift"]})
     return out
 
 

@@ -66,7 +66,7 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
     if p.is_dir():
         p = p / NAME
     if not p.is_file():
-        raise InputError(f"no checkpoint at {path}", "point --checkpoint at a `mlx26 train rl --out` folder")
+        raise InputError(f"no checkpoint at {path}", "give the `mlx26 train rl --out` folder of a run")
     try:
         state = safe_torch_load(p)
     except Exception as exc:  # torch raises several types for a bad file

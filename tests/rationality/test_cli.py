@@ -89,3 +89,19 @@ def test_sweep_tiny(run_cli, tmp_path):
     summary = [x for x in lines if x.get("summary")]
     assert len(runs) == 4 and {s["hypothesis"] for s in summary} == {"regularizer", "shift"}
     assert all(x["extrinsic_bound_holds"] for x in runs)
+
+
+def test_policy_json_of_another_env_is_refused(run_cli, tmp_path):
+    policy = tmp_path / "cliff.json"
+    policy.write_text(json.dumps({str(s): 1 for s in range(48)}))  # a CliffWalking-sized table
+    r = run_cli("rationality", "risk", "--env", "FrozenLake-v1", "--policy", str(policy), "--metric", "discrete")
+    assert r.code == 2 and "FrozenLake-v1 does not have" in r.stderr and "16, 17" in r.stderr
+
+
+def test_csv_output_holds_plain_numbers(run_cli):
+    r = run_cli("rationality", "risk", "--format", "csv")
+    assert r.code == 0, r.stderr
+    assert "np.float" not in r.stdout
+    header, row = r.stdout.splitlines()[:2]
+    value = dict(zip(header.split(","), row.split(",")))["extrinsic_bound"]
+    assert float(value) >= 0

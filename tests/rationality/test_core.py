@@ -121,3 +121,11 @@ def test_bad_inputs(cliff):
         mdp.from_gym("CartPole-v1")
     with pytest.raises(InputError, match="Did you mean"):
         mdp.from_gym("CliffWalkin-v1")
+
+
+def test_one_seed_reads_no_direction():
+    from mlx26.core.rationality.sweep import _direction
+
+    assert _direction(-5.0, -5.0, 1) == "inconclusive (n < 2)"
+    assert _direction(-5.0, -1.0, 5) == "reduces" and _direction(1.0, 2.0, 5) == "increases"
+    assert _direction(-1.0, 2.0, 5) == "inconclusive"
