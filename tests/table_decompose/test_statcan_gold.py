@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -64,7 +64,7 @@ class Sheet:
         return bool(s) and s[0] == r and s[1] == c and s[3] > s[1]
 
 
-@lru_cache(maxsize=None)
+@cache
 def sheet(stem: str) -> Sheet:
     path = shared_data("hitab-statcan") / f"{stem}.xlsx"
     assert path.is_file(), f"{path} missing"
