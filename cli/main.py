@@ -36,6 +36,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("select-batch", "mlx26.cli.select_batch:app", "PartitionSel minibatch selection under per-domain budgets (Agrawal et al.)."),
     ("rationality", "mlx26.cli.rationality:app", "Exact rational risk of RL agents on toy-text MDPs (Qian, Storkey & He)."),
     ("score-code", "mlx26.cli.score_code:app", "Step-level security scores along code: detection and ranking (SecCodePRM, Yu et al.)."),
+    ("judge-audit", "mlx26.cli.judge_audit:app", "LLM-judge reliability audits: metrics, ASR, concordance, ReliableBench, stress test."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
 # A group cannot take a positional argument before its subcommand name, so argv is rewritten; the

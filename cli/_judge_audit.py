@@ -1,0 +1,98 @@
+"""Shared options and table loading of ``mlx26 judge-audit`` (standard library + typer at module level).
+
+Every analysis subcommand takes the same table options; it passes ``ctx.params`` to
+:func:`load_table`, which reads the records (or simulates them), maps the columns and applies
+``--balance``. Figures from SIMULATED data are labelled: every output record gets ``data: SIMULATED``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from mlx26.cli._errors import UsageError, unknown_name
+from mlx26.cli._io import InputFormat, notice
+from mlx26.core.judge_audit.spec import HUMAN_SCALES, PRESETS, SIM_JUDGES, SIMULATED
+
+InputOpt = Annotated[str | None, typer.Argument(help="Labelled audit table (CSV/TSV/JSON/JSONL), - = stdin; "
+                                                "omit with --simulated.", metavar="INPUT")]
+SimulatedOpt = Annotated[bool, typer.Option("--simulated", help="Audit a SIMULATED table (judge-audit "
+                                            "simulate's defaults, --seed) instead of INPUT.")]
+InputFormatOpt = Annotated[InputFormat, typer.Option("--input-format", help="auto = from the extension, else sniffed.")]
+PresetOpt = Annotated[str | None, typer.Option("--preset", help="Column mapping of a known table: "
+                                               + ", ".join(PRESETS) + " (the paper's released CSVs).")]
+IdOpt = Annotated[str | None, typer.Option("--id", help="Id column (unique); default: record numbers.", metavar="COL")]
+HumanOpt = Annotated[str | None, typer.Option("--human", help="Human label column (default 'human').", metavar="COL")]
+HumanScaleOpt = Annotated[str, typer.Option("--human-scale", help=" | ".join(HUMAN_SCALES) + "; auto refuses "
+                                            "ambiguous labels.")]
+HumanThresholdOpt = Annotated[float | None, typer.Option("--human-threshold", help="Harmful when label ≥ this "
+                                                         "(default 3 on 1-5, 0.5 on 0-1).")]
+JudgeOpt = Annotated[list[str] | None, typer.Option("--judge", help="Judge score column, NAME=COLUMN or COLUMN; "
+                                                    "repeat.", metavar="NAME=COL")]
+JudgeScaleOpt = Annotated[list[str] | None, typer.Option("--judge-scale", help="Score scale 0-1 (default), 1-5, "
+                                                         "1-10, 0-100; NAME=SCALE for one judge; repeat.")]
+JudgeThresholdOpt = Annotated[float, typer.Option("--judge-threshold", help="Judge says harmful when its [0, 1] "
+                                                  "score ≥ this.")]
+BalanceOpt = Annotated[list[str] | None, typer.Option("--balance", help="Class-balance every cell of these "
+                                                      "columns (crossed) by subsampling; repeat.", metavar="COL")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the simulator, balancing and bootstrap.", min=0)]
+SliceOpt = Annotated[list[str] | None, typer.Option("--slice", help="Slice column; A,B crosses columns; repeat.",
+                                                    metavar="COL")]
+PlotOpt = Annotated[str | None, typer.Option("--plot", help="Also write a PNG (needs matplotlib: "
+                                             "mlx26[judge-audit]).", metavar="PNG")]
+
+
+def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool = True):
+    """The AuditTable for a command's ``ctx.params`` (reads INPUT, or simulates with --simulated)."""
+    from mlx26.cli._io import read_records
+    from mlx26.core.judge_audit import simulate, table
+
+    if p["human_scale"] not in HUMAN_SCALES:
+        raise unknown_name("human scale", p["human_scale"], HUMAN_SCALES)
+    if p.get("preset") and p["preset"] not in PRESETS:
+        raise unknown_name("preset", p["preset"], PRESETS)
+    preset: dict[str, Any] = dict(PRESETS[p["preset"]]) if p.get("preset") else {}
+    if p.get("simulated"):
+        if p.get("input") not in (None, "-"):
+            raise UsageError("give either INPUT or --simulated, not both")
+        records = simulate.simulate(seed=p["seed"])
+        preset = {"id": "id", "human": "human", "judges": SIM_JUDGES, "slices": ("attack", "model")}
+    else:
+        records = list(read_records(p.get("input") or "-", p.get("input_format", "auto")))
+    simulated = bool(records) and all(r.get("data") == SIMULATED for r in records[:50])
+    judges = table.parse_judge_specs(p.get("judge") or list(preset.get("judges", ())))
+    if need_judges and not judges:
+        raise UsageError("no judges: give --judge NAME=COLUMN (repeatable)", hint="or --preset coinflip / --simulated")
+    tab = table.build(records, human=p.get("human") or preset.get("human", "human") if need_human else p.get("human"),
+                      judges=judges, id_col=p.get("id") or preset.get("id"),
+                      human_scale=p["human_scale"] if p["human_scale"] != "auto" else preset.get("human_scale", "auto"),
+                      human_threshold=p.get("human_threshold"),
+                      judge_scales=table.parse_scales(p.get("judge_scale") or [], [n for n, _ in judges]),
+                      judge_threshold=p.get("judge_threshold", 0.5), simulated=simulated)
+    tab.preset = preset  # type: ignore[attr-defined]
+    if p.get("balance"):
+        import numpy as np
+
+        idx, notes = table.balanced_indices(tab, p["balance"], np.random.default_rng(p["seed"]))
+        tab = tab.subset(idx)
+        tab.preset = preset  # type: ignore[attr-defined]
+        tab.notes += notes + [f"balanced by {' × '.join(p['balance'])}: {tab.n} items kept"]
+    for note in tab.notes:
+        notice(f"judge-audit: {note}", p.get("quiet", False))
+    if tab.simulated:
+        notice("judge-audit: SIMULATED data: these figures say nothing about real judges", p.get("quiet", False))
+    return tab
+
+
+def labelled(records, tab):
+    """Records with ``data: SIMULATED`` when the table is simulated (every printed figure is labelled)."""
+    if not tab.simulated:
+        return list(records)
+    return [{"data": SIMULATED, **r} for r in records]
+
+
+def slices(specs: list[str] | None, default: tuple[str, ...]) -> list[tuple[str, ...]]:
+    groups: list[tuple[str, ...]] = [()]
+    for spec in specs if specs is not None else list(default):
+        groups.append(tuple(c.strip() for c in spec.split(",") if c.strip()))
+    return groups

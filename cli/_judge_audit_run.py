@@ -1,0 +1,121 @@
+"""``mlx26 judge-audit judge`` and ``simulate`` (registered on the group's app by :func:`register`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from mlx26.cli._errors import require, unknown_name
+from mlx26.cli._io import ForceOpt, FormatOpt, InputFormat, OutputFormat, OutputOpt, QuietOpt, check_output, emit, notice
+from mlx26.cli._judge_audit import HumanOpt, HumanScaleOpt, HumanThresholdOpt, InputFormatOpt, InputOpt, SeedOpt
+from mlx26.cli._llm_options import BudgetUsdOpt, CacheOpt, LedgerOpt, LLMOpt, llm_errors, open_llm
+from mlx26.core.judge_audit.spec import JUDGE_METHODS, LLM_FORMATS, PREFIX_LISTS, SIM_ATTACKS, SIM_MODELS, SIMULATED
+
+
+def judge_cmd(ctx: typer.Context, input: InputOpt = None, input_format: InputFormatOpt = InputFormat.auto,
+              method: Annotated[str, typer.Option("--method", help=" | ".join(JUDGE_METHODS) + ".")] = "refusal",
+              text: Annotated[str, typer.Option("--text", help="Response column.", metavar="COL")] = "response",
+              prompt: Annotated[str, typer.Option("--prompt", help="Request (behaviour) column, for --method llm.",
+                                                  metavar="COL")] = "prompt",
+              name: Annotated[str | None, typer.Option("--name", help="Score column to add (default: the method, "
+                                                       "or the LLM format).")] = None,
+              prefixes: Annotated[str, typer.Option("--prefixes", help="Refusal list: " + " | ".join(PREFIX_LISTS)
+                                                    + ".")] = "gcg",
+              folds: Annotated[int, typer.Option("--folds", help="Cross-validation folds of --method tfidf.")] = 5,
+              human: HumanOpt = None, human_scale: HumanScaleOpt = "auto", human_threshold: HumanThresholdOpt = None,
+              llm_format: Annotated[str, typer.Option("--llm-format", help=" | ".join(LLM_FORMATS) + ".")
+                                    ] = "harmbench",
+              llm: LLMOpt = None, ledger: LedgerOpt = None, budget_usd: BudgetUsdOpt = None, cache: CacheOpt = None,
+              show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print the --llm-format template and "
+                                                        "exit.")] = False,
+              keep_reply: Annotated[bool, typer.Option("--keep-reply", help="Add the raw LLM reply as NAME_reply.")
+                                    ] = False,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False,
+              quiet: QuietOpt = False) -> None:
+    """Score every response with a judge and add its [0, 1] score column (pipe into metrics --judge NAME).
+
+    tfidf trains on the table's human labels, out-of-fold; llm sends one prompt per item (StrongREJECT,
+    HarmBench or Llama-Guard format) to --llm and parses the verdict strictly (unparseable: empty score).
+
+    \b
+    Examples:
+      mlx26 judge-audit simulate --n 200 | mlx26 judge-audit judge - --method refusal | mlx26 judge-audit metrics - --judge refusal --n-boot 0 --format csv
+      mlx26 judge-audit judge --show-prompt --llm-format llama-guard
+    """
+    for kind, value, choices in (("judge method", method, JUDGE_METHODS), ("LLM judge format", llm_format, LLM_FORMATS),
+                                 ("refusal list", prefixes, PREFIX_LISTS)):
+        if value not in choices:
+            raise unknown_name(kind, value, choices)
+    from mlx26.core.judge_audit import judges
+
+    if show_prompt:
+        return emit({"format": llm_format, "prompt": judges.TEMPLATES[llm_format]}, output, fmt, force=force)
+    check_output(output, force)
+    if method == "tfidf":
+        require("sklearn", "judge-audit")
+    from mlx26.cli._io import read_records
+    from mlx26.core.judge_audit import table
+
+    records = list(read_records(input or "-", input_format))
+    col = name or (llm_format if method == "llm" else method)
+    tab = table.build(records, human=(human or "human") if method == "tfidf" else None, judges=[],
+                      human_scale=human_scale, human_threshold=human_threshold)
+    texts = tab.column(text)
+    if method == "refusal":
+        scores, replies = judges.refusal_scores(texts, prefixes), None
+    elif method == "tfidf":
+        scores, replies = judges.tfidf_scores(texts, tab.human, folds=folds, seed=seed), None
+    else:
+        with llm_errors():
+            backend = open_llm(llm, ledger=ledger, budget_usd=budget_usd, cache=cache, purpose="judge-audit")
+            scores, replies, bad = judges.llm_scores(
+                lambda m, k: backend.chat(m, temperature=0.0, max_tokens=k, seed=seed), llm_format,
+                tab.column(prompt), texts)
+        notice(f"judge-audit: {llm_format} judge: {bad} of {len(records)} replies unparseable (score left empty)",
+               quiet and not bad)
+    out = []
+    for i, r in enumerate(tab.records):
+        rec = {**r, col: None if scores[i] != scores[i] else float(scores[i])}
+        if keep_reply and replies is not None:
+            rec[col + "_reply"] = replies[i]
+        out.append(rec)
+    emit(out, output, fmt, force=force)
+
+
+def simulate_cmd(n: Annotated[int, typer.Option("--n", help="Items.", min=1)] = 2000,
+                 behaviors: Annotated[int, typer.Option("--behaviors", help="Distinct behaviours.", min=1)] = 40,
+                 prevalence: Annotated[float, typer.Option("--prevalence", help="Harmful fraction (before the "
+                                                           "per-attack success rates).")] = 0.22,
+                 shift: Annotated[list[str] | None, typer.Option("--shift", help="ATTACK=STRENGTH in [0, 1): judge "
+                                                                 "degradation on that attack; repeat (default "
+                                                                 "PAIR=0.4 BoN=0.8; 'none' for no shift).")] = None,
+                 model_shift: Annotated[list[str] | None, typer.Option("--model-shift", help="MODEL=STRENGTH; repeat "
+                                                                       "(default sim-model-c=0.3).")] = None,
+                 difficulty: Annotated[float, typer.Option("--difficulty", help="Spread of behaviour difficulty in "
+                                                           "[0, 1).")] = 0.5,
+                 seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto,
+                 force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+    """Generate a SIMULATED labelled audit table (placeholder texts, no harmful content) with injected shifts.
+
+    \b
+    Examples:
+      mlx26 judge-audit simulate --n 500 --format csv | head -3
+      mlx26 judge-audit simulate --shift BoN=0.9 --shift GCG=0.5 -o sim.csv --force
+    """
+    check_output(output, force)
+    from mlx26.core.judge_audit import simulate
+
+    shifts = None if shift is None else ({} if shift == ["none"] else simulate.parse_shifts(shift, SIM_ATTACKS,
+                                                                                             "shift"))
+    models = None if model_shift is None else ({} if model_shift == ["none"] else
+                                               simulate.parse_shifts(model_shift, SIM_MODELS, "model-shift"))
+    records = simulate.simulate(n, seed=seed, behaviors=behaviors, prevalence=prevalence, shifts=shifts,
+                                model_shifts=models, difficulty=difficulty)
+    notice(f"judge-audit simulate: {n} {SIMULATED} items (not real judges or responses)", quiet)
+    emit(records, output, OutputFormat.jsonl if fmt == OutputFormat.auto and output is None else fmt, force=force)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("judge")(judge_cmd)
+    app.command("simulate")(simulate_cmd)
+
