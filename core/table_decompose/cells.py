@@ -118,6 +118,22 @@ def is_unit_label(text: str) -> bool:
     return bool(s) and len(s) <= 60 and bool(_UNIT_WORDS.match(s))
 
 
+# A label that is *only* a unit of measure, as statistical agencies print under column headers
+# ("percent", "number", "'000 kg", "'000 $ CAN", "kilotonnes", "thousand of acres", "%"). Stricter
+# than ``_UNIT_WORDS``: "Number of employees" or "(in millions, except ...)" are not units-only.
+_UNITS_ONLY = re.compile(
+    r"^(?:'000\s*|''000\s*|thousands?\s+(?:of\s+)?|millions?\s+(?:of\s+)?|billions?\s+(?:of\s+)?)?"
+    r"(?:(?:\$|dollars?|percent(?:age)?s?|per\s*cent|%|number|numbers|count|¢|cents?|grams?|g|mg|kg|kilograms?|"
+    r"kilotonnes?|megatonnes?|tonnes?|metric\s+tonnes|acres?|hectares?|ha|kcal|calories|km|kilometres?|litres?|"
+    r"rate|index|persons?|people|hours?|days?|years?)(?:\s*(?:CAN|CAD|US))?)?$", re.IGNORECASE)
+
+
+def is_units_only(text: str) -> bool:
+    """A label that names only a unit or scale: ``percent``, ``%``, ``'000 kg``, ``thousand of acres``."""
+    s = label_of(text)
+    return bool(s) and len(s) <= 40 and bool(_UNITS_ONLY.match(s)) and any(ch.isalpha() or ch in "$%¢'" for ch in s)
+
+
 _TOTAL_RE = re.compile(r"^(total|all|grand total|sum|overall)\b|\btotal$|^both sexes$", re.IGNORECASE)
 
 

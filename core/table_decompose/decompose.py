@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlx26.core.table_decompose.arbiter import Arbiter, Case
+from mlx26.core.table_decompose.cells import is_units_only
 from mlx26.core.table_decompose.coltree import column_tree, unit_labels
 from mlx26.core.table_decompose.grid import Grid
 from mlx26.core.table_decompose.lineage import line, lineage_records, markdown
@@ -115,6 +116,7 @@ def decompose(grid: Grid, *, header_rows: int | None = None, header_cols: int | 
     warnings = list(grid.warnings)
     layout = detect_regions(grid, header_rows=header_rows, header_cols=header_cols, decide=arbiter.decide)
     col_tree, col_paths = column_tree(grid, layout, warnings)
+    _units_as_level(grid, layout, col_paths)
     rtree, row_paths = row_tree(grid, layout, arbiter.decide, warnings)
     row_dims = _row_dims(grid, layout)
     key = _keys(grid, layout)
@@ -126,9 +128,55 @@ def decompose(grid: Grid, *, header_rows: int | None = None, header_cols: int | 
 
     records = lineage_records(grid, layout.L, layout.body_rows, row_paths, col_paths, row_dims=row_dims,
                               units=unit_labels(grid, layout), key=key, arbitrated=arbitrated,
-                              totals={n.id for n in rtree.nodes.values() if n.total})
+                              totals={n.id for n in rtree.nodes.values() if n.total},
+                              row_units=_section_units(grid, layout))
     return Decomposition(grid, layout, col_tree, rtree, col_paths, row_paths, row_dims, records, cases, warnings,
                          arbiter.name)
+
+
+def _units_as_level(grid: Grid, layout: Layout, col_paths: dict[int, list[int]]) -> None:
+    """Units rows are metadata, unless they alone tell two columns apart: then they end those paths.
+
+    A units row merged over several columns may cross the boundaries of the headers above it,
+    so it cannot be a tree node; it is appended to each column's path (and stays the unit).
+    """
+    strict = [r for r in layout.unit_rows
+              if all(is_units_only(grid.cells[x].text) for x in {grid.owner[r][c] for c in range(grid.n_cols)}
+                     if x != -1 and grid.cells[x].label and grid.cells[x].row == r)]
+    if not strict:
+        return
+    units = unit_labels(grid, layout)
+    seen: dict[tuple[str, ...], int] = {}
+    distinct = False
+    for c in sorted(col_paths):
+        labels = tuple(grid.cells[x].label for x in col_paths[c])
+        if labels in seen and units.get(seen[labels]) != units.get(c):
+            distinct = True
+            break
+        seen.setdefault(labels, c)
+    if not distinct:
+        return
+    layout.unit_level = True
+    for c, path in col_paths.items():
+        for r in strict:
+            o = grid.owner[r][c]
+            if o != -1 and grid.cells[o].label and o not in path:
+                path.append(o)
+
+
+def _section_units(grid: Grid, layout: Layout) -> dict[int, dict[int, str]]:
+    """Per body row, the units of the nearest units row above it inside the body."""
+    if not layout.section_unit_rows:
+        return {}
+    marks = set(layout.section_unit_rows)
+    out: dict[int, dict[int, str]] = {}
+    current: dict[int, str] = {}
+    for r in sorted(set(layout.body_rows) | marks):
+        if r in marks:
+            current = {c: grid.label_at(r, c) for c in range(layout.L, grid.n_cols) if grid.label_at(r, c)}
+        elif current:
+            out[r] = current
+    return out
 
 
 def _row_dims(grid: Grid, layout: Layout) -> list[str]:

@@ -195,3 +195,78 @@ def eval_hitab(path: str | Path, *, arbiter: Callable[[], Arbiter] | None = None
 
 def dumps(result: dict[str, Any]) -> str:
     return json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+
+
+GOLD_SOURCE_FORMATS = ("xlsx", "html")
+
+
+def eval_gold(gold: str | Path, tables: str | Path, *, formats: Iterable[str] = GOLD_SOURCE_FORMATS,
+              split: str | None = None, arbiter: Callable[[], Arbiter] | None = None, limit: int | None = None,
+              per_table: bool = False) -> dict[str, Any]:
+    """Decompose each annotated table's source file(s) and compare with mlx26 gold (see ``gold``).
+
+    ``tables``: the folder holding ``<table>.xlsx`` / ``<table>.html`` (read in place). Per format:
+    both-paths, row-only and column-only exact match over cells, tables fully right, unit
+    accuracy (cells with a gold unit), H/L accuracy, edge F1, seconds per table, and how often
+    the arbiter was consulted and how often it moved off the rule's default.
+    """
+    import time
+
+    from mlx26.core.table_decompose.gold import load_gold
+
+    folder = Path(tables)
+    if not folder.is_dir():
+        raise InputError(f"no table folder at {tables}", "--tables names the folder holding the annotated "
+                         "tables' .xlsx/.html files")
+    golds = load_gold(gold)
+    if split is not None:
+        golds = [g for g in golds if g.split == split]
+        if not golds:
+            raise InputError(f"no gold table has split '{split}'", "splits: tune, heldout")
+    golds = golds[:limit]
+    result: dict[str, Any] = {"gold": str(gold), "gold_format": "mlx26", "tables_dir": str(folder),
+                              "split": split or "all", "formats": {}}
+    for fmt in formats:
+        if fmt not in GOLD_SOURCE_FORMATS:
+            raise InputError(f"unknown source format '{fmt}'", "choose xlsx or html")
+        rows, seconds, ambiguous, consulted, changed, unit_ok, unit_n = [], 0.0, 0, 0, 0, 0, 0
+        for g in golds:
+            path = folder / f"{g.table}.{fmt}"
+            if not path.is_file():
+                raise InputError(f"{g.table}: no {path.name} in {folder}")
+            data = path.read_bytes()
+            judge = arbiter() if arbiter else Arbiter()
+            start = time.perf_counter()
+            grid = load_grid(data, fmt=fmt, name=path.name)
+            dec = decompose(grid, arbiter=judge)
+            seconds += time.perf_counter() - start
+            cases = [c for c in dec.cases if c.kind != "span-conflict" or c.arbitrated]
+            ambiguous += len(cases)
+            consulted += sum(1 for c in cases if c.decided_by in ("llm", "cache", "fallback"))
+            changed += sum(1 for c in cases if c.chosen and c.chosen != c.default)
+            texts = grid.texts()
+            gold_cells = g.cells(texts)
+            first = g.header_rows[0]
+            H = sum(1 for r in range(first, g.header_rows[1] + 1) if any(label_of(t) for t in texts[r]))
+            metrics = compare(dec, gold_cells, g.col_nodes(), g.row_nodes(), H, g.L)
+            units = {(rec["row"], rec["col"]): label_of(rec.get("unit") or "") for rec in dec.records}
+            for pos in gold_cells:
+                if pos in g.units:
+                    unit_n += 1
+                    unit_ok += units.get(pos, "") == g.units[pos]
+            entry = _table_result(g.table, metrics)
+            entry["split"] = g.split
+            rows.append(entry)
+        summary = summarise(rows)
+        n = len(rows)
+        summary["tables_fully_right"] = sum(1 for t in rows if t["cells"] and t["both_match"] == t["cells"])
+        summary["unit_accuracy"] = round(unit_ok / unit_n, 4) if unit_n else None
+        summary["seconds_per_table"] = round(seconds / n, 5) if n else 0.0
+        summary["ambiguous_cases"] = ambiguous
+        summary["arbiter_consulted"] = consulted
+        summary["arbiter_changed"] = changed
+        entry_out: dict[str, Any] = {"overall": summary}
+        if per_table:
+            entry_out["per_table"] = rows
+        result["formats"][fmt] = entry_out
+    return result

@@ -33,8 +33,14 @@ def _common(paths: list[list[int]]) -> list[int]:
 
 def lineage_records(grid: Grid, L: int, body_rows: list[int], row_paths: dict[int, list[int]],
                     col_paths: dict[int, list[int]], *, row_dims: list[str], units: dict[int, str],
-                    key: dict[int, dict[str, Any]], arbitrated: Any, totals: set[int]) -> list[dict[str, Any]]:
-    """One record per non-empty data cell (anchored in a body row and a data column)."""
+                    key: dict[int, dict[str, Any]], arbitrated: Any, totals: set[int],
+                    row_units: dict[int, dict[int, str]] | None = None) -> list[dict[str, Any]]:
+    """One record per non-empty data cell (anchored in a body row and a data column).
+
+    ``units``: per data column, the units annotation of the header; ``row_units``: per body row,
+    the units of a units row inside the body above it (they win over the header's).
+    """
+    row_units = row_units or {}
     cells = grid.cells
     body = set(body_rows)
     # Paths are shared lists per row / column: computed once, not once per cell.
@@ -72,8 +78,11 @@ def lineage_records(grid: Grid, L: int, body_rows: list[int], row_paths: dict[in
                 "row_path": row_labels, "col_path": col_labels, "row_cells": row_cells, "col_cells": col_cells,
                 "row_dims": row_dims, "total": total,
             }
-            if c in units:
-                record["unit"] = units[c]
+            unit = row_units[r].get(c) if r in row_units else None
+            if unit is None:
+                unit = units.get(c)
+            if unit:
+                record["unit"] = unit
             if r in key and c != 0:
                 record["row_key"] = key[r]
             record["arbitrated"] = arbitrated(r, c)

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mlx26.core.common.errors import InputError
-from mlx26.core.table_decompose.cells import NUMBER, PLACEHOLDER, TEXT, YEAR, is_unit_label
+from mlx26.core.table_decompose.cells import NUMBER, PLACEHOLDER, TEXT, YEAR, is_unit_label, is_units_only
 from mlx26.core.table_decompose.grid import EMPTY_SLOT, Grid, typed
 
 _NOTE_RE = re.compile(
@@ -50,6 +50,8 @@ class Layout:
     L: int
     unit_rows: list[int] = field(default_factory=list)  # header rows read as units, kept out of paths
     key_column: bool = False  # L == 0 and column 0 identifies the rows (row_key)
+    section_unit_rows: list[int] = field(default_factory=list)  # body rows holding only units (apply below)
+    unit_level: bool = False  # units rows also end the column paths (they alone tell columns apart)
 
     @property
     def H(self) -> int:
@@ -95,7 +97,8 @@ def detect_regions(grid: Grid, *, header_rows: int | None = None, header_cols: i
     while grid.n_cols > 1 and len(active) - i > 2:
         k = rows.single(active[i])
         cell = grid.cells[k] if k is not None else None
-        if cell is None or cell.col != 0 or not (cell.colspan == 1 or cell.last_col == grid.n_cols - 1):
+        # A title starts at column 0 alone in its row; agencies merge it over all, part or none of the width.
+        if cell is None or cell.col != 0 or (cell.colspan > 1 and cell.rowspan > 1):
             break
         captions.append(active[i])
         i += 1
@@ -143,7 +146,16 @@ def detect_regions(grid: Grid, *, header_rows: int | None = None, header_cols: i
         L, key_column = _scan_left(rows, table[:H], table[H:], decide)
     elif L == 0:
         key_column = _is_key_column(rows, table[:H], table[H:])
-    return Layout(captions, table[:H], table[H:], notes, L, unit_rows, key_column)
+    body = table[H:]
+    section_units = [r for r in body if _units_row(grid, rows, r, L)] if L else []
+    return Layout(captions, table[:H], [r for r in body if r not in section_units], notes, L, unit_rows, key_column,
+                  section_units)
+
+
+def _units_row(grid: Grid, rows: _Rows, r: int, L: int) -> bool:
+    """A body row with no row label whose data cells only name units (a section's "%" or "grams" row)."""
+    cells = [grid.cells[x] for x in rows.anchors[r]]
+    return bool(cells) and all(c.col >= L and typed(c).kind == TEXT and is_units_only(c.text) for c in cells)
 
 
 def _rule(*, default: str, **_: object) -> str:
@@ -205,7 +217,7 @@ def _scan_header(rows: _Rows, table: list[int], L: int, decide: Callable[..., st
     has_td = any(not c.header for c in grid.cells if c.label and c.col >= L)
     profile = _column_profile(rows, table)
     typed_cols = {c for c, kind in profile.items() if c >= L and kind != "text"}
-    H, forced, borderline, units = 0, 0, None, []
+    H, forced, borderline, units, units_only = 0, 0, None, [], []
     spans: list[tuple[int, int]] = []  # column ranges of horizontal spans in the header so far
     explicit: list[tuple[int, int]] = []  # ... of those, the merged cells
     for k, r in enumerate(table):
@@ -217,6 +229,11 @@ def _scan_header(rows: _Rows, table: list[int], L: int, decide: Callable[..., st
             spans += explicit
             continue
         data = [c for c in cells if c.col >= L]
+        if k > 0 and data and len(data) == len(cells) and all(
+                typed(c).kind == TEXT and is_units_only(c.text) for c in data):
+            units_only.append(r)  # "percent", "'000 kg": metadata under the headers (see decompose)
+            H = forced = k + 1
+            continue
         informative = [c for c in data if c.col in typed_cols] if typed_cols else data
         if not informative:
             covered = k > 0 and H == k and all(
@@ -254,7 +271,7 @@ def _scan_header(rows: _Rows, table: list[int], L: int, decide: Callable[..., st
             break
         H = k + 1
         spans += _implicit_spans(grid, r, L)
-    unit_rows: list[int] = []
+    unit_rows: list[int] = [r for r in units_only if r in table[:H]]
     text_table = H == len(table) and len(table) > 2  # no data-like row
     fallback = max(forced, 1)
     if decide is None:
@@ -294,6 +311,33 @@ def _own_label(rows: _Rows, header: list[int], c: int) -> bool:
         if o != EMPTY_SLOT and grid.cells[o].label and grid.cells[o].col == c:
             return True
     return False
+
+
+def _corner_spans_header(rows: _Rows, header: list[int], c: int) -> bool:
+    """Column c's header label is one cell merged down the whole (multi-row) header: a row-dimension name.
+
+    Agencies label their row-header columns this way ("Province", "Sex", "Age group"); a data
+    column's label sits in the header rows beside the other column labels instead.
+    """
+    if len(header) < 2:
+        return False
+    cell = rows.grid.cell_at(header[0], c)
+    return bool(cell and cell.label and cell.col == c and cell.colspan == 1 and cell.row <= header[0]
+                and cell.last_row >= header[-1])
+
+
+def _is_ordinal(rows: _Rows, body: list[int], c: int) -> bool:
+    """Column c of the body counts 1, 2, 3, … down the rows (a rank or sequence number)."""
+    values = []
+    for r in body:
+        cell = rows.grid.cell_at(r, c)
+        if cell is None or not cell.label or cell.row != r:
+            continue
+        t = typed(cell)
+        if t.kind != NUMBER or not isinstance(t.number, int):
+            return False
+        values.append(t.number)
+    return len(values) >= 3 and values == list(range(values[0], values[0] + len(values)))
 
 
 def _hierarchy_evidence(rows: _Rows, body: list[int], L: int = 1) -> bool:
@@ -387,10 +431,14 @@ def _scan_left(rows: _Rows, header: list[int], body: list[int], decide: Callable
     for c in range(max_L):
         text, year, numeric = _column_kinds(rows, body, c)
         labelled = _own_label(rows, header, c)
+        if c == L and labelled and _corner_spans_header(rows, header, c) and _is_ordinal(rows, body, c) \
+                and c + 1 < max_L and _corner_spans_header(rows, header, c + 1):
+            L = c + 1  # a "Rank" / "No." column before a labelled row-header column: part of the row key
+            continue
         if text + year == 0 or text + year < numeric or (text == 0 and labelled):
             break
         if labelled:
-            evidence = c == 0 and _hierarchy_evidence(rows, body)
+            evidence = (c == 0 and _hierarchy_evidence(rows, body)) or (c == L and _corner_spans_header(rows, header, c))
             default = str(c + 1) if evidence else str(c)
             if decide is None:
                 choice = default
