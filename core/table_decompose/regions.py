@@ -51,6 +51,7 @@ class Layout:
     unit_rows: list[int] = field(default_factory=list)  # header rows read as units, kept out of paths
     key_column: bool = False  # L == 0 and column 0 identifies the rows (row_key)
     section_unit_rows: list[int] = field(default_factory=list)  # body rows holding only units (apply below)
+    block_rows: list[int] = field(default_factory=list)  # labels over all data columns heading row blocks
     unit_level: bool = False  # units rows also end the column paths (they alone tell columns apart)
 
     @property
@@ -146,10 +147,41 @@ def detect_regions(grid: Grid, *, header_rows: int | None = None, header_cols: i
         L, key_column = _scan_left(rows, table[:H], table[H:], decide)
     elif L == 0:
         key_column = _is_key_column(rows, table[:H], table[H:])
-    body = table[H:]
+    header, body = table[:H], table[H:]
     section_units = [r for r in body if _units_row(grid, rows, r, L)] if L else []
-    return Layout(captions, table[:H], [r for r in body if r not in section_units], notes, L, unit_rows, key_column,
-                  section_units)
+    blocks = _block_rows(rows, header, body, L) if header_rows is None else []
+    if blocks:
+        header = header[1:]
+    return Layout(captions, header, [r for r in body if r not in section_units and r not in blocks], notes, L,
+                  unit_rows, key_column, section_units, block_rows=blocks)
+
+
+def _band(rows: _Rows, r: int, L: int) -> int | None:
+    """The one labelled cell of row r when it starts at column L and spans every data column."""
+    grid = rows.grid
+    ids = [x for x in rows.anchors[r] if grid.cells[x].col >= L]
+    if len(ids) != 1 or len(rows.anchors[r]) != 1:
+        return None
+    cell = grid.cells[ids[0]]
+    return ids[0] if cell.col == L and cell.last_col == grid.n_cols - 1 and grid.n_cols - L >= 2 else None
+
+
+def _block_rows(rows: _Rows, header: list[int], body: list[int], L: int) -> list[int]:
+    """A top header label over every data column that the body restates as a band row ("2004" … "2015").
+
+    The label then heads the rows above the first band, and each band the rows below it: they
+    are row sections written across the data columns, not a column header level.
+    """
+    if len(header) < 2 or not L or not body:
+        return []
+    grid = rows.grid
+    top = [grid.cells[x] for x in rows.anchors[header[0]] if grid.cells[x].col >= L]
+    if len(top) != 1 or top[0].col != L or top[0].last_col != grid.n_cols - 1:
+        return []
+    bands = [r for r in body if _band(rows, r, L) is not None]
+    if not bands or any(typed(grid.cells[rows.anchors[r][0]]).kind != typed(top[0]).kind for r in bands):
+        return []
+    return [header[0]] + bands
 
 
 def _units_row(grid: Grid, rows: _Rows, r: int, L: int) -> bool:

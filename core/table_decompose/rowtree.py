@@ -54,14 +54,20 @@ def row_tree(grid: Grid, layout: Layout, decide: Callable[..., str], warnings: l
                 seen.append(o)
         heads[r] = seen
     last = L - 1
+    blocks = _blocks(grid, layout)
+    block: int | None = None
     current: list[int | None] = [None] * L
     stack: list[tuple[float, int, bool]] = []  # (indent, node id, captures same-indent rows)
     total_choice: dict[int, str] = {}
     for position, r in enumerate(body):
+        if blocks.get(r) != block:  # a new row block: nothing above it carries over
+            block = blocks.get(r)
+            current = [None] * L
+            stack.clear()
         ids = heads[r]
         by_col = {min(cells[o].col, last): o for o in ids}
         rightmost = max(by_col, default=-1)
-        path: list[int] = []
+        path: list[int] = [] if block is None else [block]
         for k in range(min(rightmost + 1, last)):
             o = by_col.get(k)
             if o is not None:
@@ -105,7 +111,16 @@ def row_tree(grid: Grid, layout: Layout, decide: Callable[..., str], warnings: l
                             continue
                     break
                 if abs(indent - d) <= _EPS and captures and not section:
-                    break
+                    if not _resumes_outer(grid, body, position, cells[top].row, last, d, heads):
+                        break
+                    choice = decide(kind="section-end", question=f"'{cell.label[:40]}' reads like the rows above "
+                                    f"the section '{cells[top].label[:40]}', not like the rows inside it. Does the "
+                                    "section end here?", context=_rows_excerpt(grid, body, position, L),
+                                    options=[("end", "the section ends: this row is the section's sibling"),
+                                             ("inside", "the row still belongs to the section")],
+                                    default="end", rows=(r, r))
+                    if choice == "inside":
+                        break
                 stack.pop()
             captures = False
             if section:
@@ -124,6 +139,55 @@ def row_tree(grid: Grid, layout: Layout, decide: Callable[..., str], warnings: l
             path += [x for _, x, _ in stack]
         paths[r] = _attach(tree, grid, path, r, empty[r], warnings)
     return tree, paths
+
+
+def _lead(label: str) -> str:
+    word = label.split(" ", 1)[0].lower().strip(",:;()")
+    return word if len(word) >= 4 and word.isalpha() else ""
+
+
+def _resumes_outer(grid: Grid, body: list[int], position: int, section_row: int, last: int, indent: float,
+                   heads: dict[int, list[int]]) -> bool:
+    """Repetition cue: the row's leading word recurs among the section's preceding siblings, not inside it.
+
+    ("Percentage overweight", "Percentage obese", [section "Highest level of education": …],
+    "Percentage immigrant": the last row resumes the list the section interrupted.)
+    """
+
+    def label(r: int) -> tuple[str, float] | None:
+        ids = [o for o in heads.get(r, []) if grid.cells[o].col >= last or grid.cells[o].last_col >= last]
+        return (grid.cells[ids[0]].label, grid.cells[ids[0]].indent) if ids else None
+
+    me = label(body[position])
+    if me is None or not _lead(me[0]):
+        return False
+    start = body.index(section_row) if section_row in body else position
+    inside = {_lead(x[0]) for r in body[start + 1:position] if (x := label(r)) is not None}
+    before = set()
+    for r in reversed(body[:start]):
+        x = label(r)
+        if x is None:
+            continue
+        if abs(x[1] - indent) > _EPS or _data_empty(grid, r, last + 1):
+            break
+        before.add(_lead(x[0]))
+    return _lead(me[0]) in before and _lead(me[0]) not in inside
+
+
+def _blocks(grid: Grid, layout: Layout) -> dict[int, int]:
+    """Per body row, the cell of the row-block label above it (see ``regions._block_rows``)."""
+    if not layout.block_rows:
+        return {}
+    out: dict[int, int] = {}
+    marks = sorted(layout.block_rows)
+    for r in layout.body_rows:
+        above = [m for m in marks if m < r]
+        if above:
+            m = above[-1]
+            o = next((grid.owner[m][c] for c in range(layout.L, grid.n_cols) if grid.label_at(m, c)), EMPTY_SLOT)
+            if o != EMPTY_SLOT:
+                out[r] = o
+    return out
 
 
 def nodes_total(tree: Tree, node_id: int) -> bool:
