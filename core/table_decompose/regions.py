@@ -358,6 +358,18 @@ def _corner_spans_header(rows: _Rows, header: list[int], c: int) -> bool:
                 and cell.last_row >= header[-1])
 
 
+def _numbers_right_of(rows: _Rows, body: list[int], c: int) -> bool:
+    """Most body cells right of column c are numbers or placeholders: c sits left of a statistical body."""
+    numeric = total = 0
+    for r in body:
+        for x in rows.anchors[r]:
+            cell = rows.grid.cells[x]
+            if cell.col > c:
+                total += 1
+                numeric += typed(cell).kind in (NUMBER, PLACEHOLDER)
+    return total > 0 and 2 * numeric >= total
+
+
 def _is_ordinal(rows: _Rows, body: list[int], c: int) -> bool:
     """Column c of the body counts 1, 2, 3, … down the rows (a rank or sequence number)."""
     values = []
@@ -470,7 +482,8 @@ def _scan_left(rows: _Rows, header: list[int], body: list[int], decide: Callable
         if text + year == 0 or text + year < numeric or (text == 0 and labelled):
             break
         if labelled:
-            evidence = (c == 0 and _hierarchy_evidence(rows, body)) or (c == L and _corner_spans_header(rows, header, c))
+            evidence = (c == 0 and _hierarchy_evidence(rows, body)) or (
+                c == L and _corner_spans_header(rows, header, c) and _numbers_right_of(rows, body, c))
             default = str(c + 1) if evidence else str(c)
             if decide is None:
                 choice = default
