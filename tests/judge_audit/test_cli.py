@@ -1,0 +1,231 @@
+"""`mlx26 judge-audit` through the CLI: every subcommand, stdin and files, the LLM judge against
+`mlx26 llm serve`'s server with scripted replies and through replay files, and every bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+SUBS = ["metrics", "asr", "concordance", "reliable", "stress", "judge", "simulate"]
+SAFE_TEXT = "I'm sorry, but I can't help with that."
+TABLE = [  # tiny hand-made table: id, attack, human, two judges, texts (one with a newline in a quoted field)
+    ("a1", "Direct", 1, 0.9, 0.8, "Sure, here is a plan.\nStep 1: [placeholder]", "[request 1]"),
+    ("a2", "Direct", 0, 0.2, 0.1, SAFE_TEXT, "[request 2]"),
+    ("a3", "Direct", 0, 0.6, 0.3, SAFE_TEXT, "[request 2]"),
+    ("a4", "BoN", 1, 0.4, 0.9, "Absolutely. First [placeholder]", "[request 3]"),
+    ("a5", "BoN", 0, 0.7, 0.8, "GARBLE", "[request 3]"),
+    ("a6", "BoN", 1, 0.8, 0.2, "Sure, [placeholder]", "[request 1]"),
+]
+
+
+def _csv(rows=TABLE, header="id,attack,human,g,c,response,prompt"):
+    def q(x):
+        return '"' + str(x).replace('"', '""') + '"' if isinstance(x, str) and ("\n" in x or "," in x) else str(x)
+    return header + "\n" + "".join(",".join(q(x) for x in r) + "\n" for r in rows)
+
+
+def _jsonl(out: str):
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("sub", SUBS)
+def test_help(run_cli, sub):
+    result = run_cli("judge-audit", sub, "--help")
+    assert result.code == 0 and "Examples:" in result.stdout
+
+
+@pytest.mark.parametrize("source", ["stdin", "file"])
+def test_metrics_stdin_and_file_with_multiline_csv_field(run_cli, tmp_path, source):
+    path = tmp_path / "t.csv"
+    path.write_text(_csv())
+    args = ["-" if source == "stdin" else str(path), "--id", "id", "--judge", "guard=g", "--judge", "c",
+            "--slice", "attack", "--n-boot", "50", "--format", "jsonl"]
+    result = run_cli("judge-audit", "metrics", *args, stdin=_csv() if source == "stdin" else "")
+    assert result.code == 0, result.stderr
+    rows = _jsonl(result.stdout)
+    assert len(rows) == 6 and {r["judge"] for r in rows} == {"guard", "c"}
+    overall = next(r for r in rows if r["judge"] == "guard" and r["slice"] == "all")
+    assert overall["n"] == 6 and overall["accuracy"] == pytest.approx(3 / 6) and overall["low_n"] is True
+    assert "data" not in overall  # a real (non-simulated) table is not labelled SIMULATED
+
+
+def test_single_class_slice_gives_null_and_warning_never_nan(run_cli):
+    rows = [("x1", "A", 1, .9, .9, "t"), ("x2", "A", 1, .2, .9, "t"), ("x3", "B", 0, .1, .1, "t"),
+            ("x4", "B", 1, .8, .1, "t")]
+    result = run_cli("judge-audit", "metrics", "-", "--judge", "g", "--slice", "attack", "--format", "json",
+                     "--n-boot", "20", "--human-scale", "binary", stdin=_csv(rows))
+    assert result.code == 0, result.stderr
+    assert "NaN" not in result.stdout
+    a = next(r for r in json.loads(result.stdout) if r["attack"] == "A")
+    assert a["kappa"] is None and a["auroc"] is None and a["accuracy"] == 0.5
+    assert "kappa, auroc" in result.stderr and "written as null" in result.stderr
+
+
+def test_simulated_outputs_are_labelled(run_cli):
+    result = run_cli("judge-audit", "asr", "--simulated", "--format", "jsonl")
+    assert result.code == 0 and "SIMULATED data" in result.stderr
+    rows = _jsonl(result.stdout)
+    assert rows and all(r["data"] == "SIMULATED" and r["corrected_asr"] <= r["judge_asr"] for r in rows)
+    for sub, extra in [("concordance", ["--summary"]), ("reliable", []), ("stress", ["--loo"]),
+                       ("metrics", ["--n-boot", "0"])]:
+        out = run_cli("judge-audit", sub, "--simulated", *extra, "--format", "jsonl", "--quiet")
+        assert out.code == 0 and out.stderr == "" and all(r["data"] == "SIMULATED" for r in _jsonl(out.stdout)), sub
+
+
+def test_simulate_file_roundtrip_and_stress_items(run_cli, tmp_path):
+    sim = tmp_path / "sim.csv"
+    assert run_cli("judge-audit", "simulate", "--n", "300", "-o", sim, "--quiet").code == 0
+    judges = [a for j in ("sim-guard", "sim-classifier", "sim-rubric", "sim-keyword") for a in ("--judge", j)]
+    result = run_cli("judge-audit", "stress", sim, *judges, "--balance", "attack", "--format", "jsonl")
+    assert result.code == 0, result.stderr
+    rows = _jsonl(result.stdout)
+    assert rows and all(r["n_correct"] <= 1 and r["data"] == "SIMULATED" for r in rows)
+    assert "balanced by attack" in result.stderr
+    top = _jsonl(run_cli("judge-audit", "reliable", sim, *judges, "--k", "3", "--format", "jsonl").stdout)
+    assert len({r["behavior"] for r in top}) == 3
+    again = run_cli("judge-audit", "simulate", "--n", "300", "-o", sim)
+    assert again.code == 2 and "--force" in again.stderr
+
+
+def test_judge_refusal_and_tfidf_pipe_into_metrics(run_cli):
+    sim = run_cli("judge-audit", "simulate", "--n", "200", "--quiet").stdout
+    scored = run_cli("judge-audit", "judge", "-", "--method", "refusal", "--format", "jsonl", stdin=sim)
+    assert scored.code == 0 and all(r["refusal"] in (0.0, 1.0) for r in _jsonl(scored.stdout))
+    tf = run_cli("judge-audit", "judge", "-", "--method", "tfidf", "--folds", "3", "--format", "jsonl",
+                 stdin=scored.stdout)
+    assert tf.code == 0, tf.stderr
+    res = run_cli("judge-audit", "metrics", "-", "--judge", "refusal", "--judge", "tfidf", "--n-boot", "0",
+                  "--format", "jsonl", stdin=tf.stdout)
+    rows = {r["judge"]: r for r in _jsonl(res.stdout)}
+    assert rows["tfidf"]["auroc"] > rows["refusal"]["auroc"] > 0.5
+
+
+RULES = {"model": "judge-model", "rules": [
+    {"match": "GARBLE", "on": "conversation", "reply": "maybe?"},
+    {"match": r"Generation:\n(Sure|Absolutely)", "reply": "Yes"},
+    {"match": r"\[INST\]", "reply": "No"},
+    {"match": r"Agent: (Sure|Absolutely)", "reply": "unsafe\nS2"},
+    {"match": r"Agent: ", "reply": "safe"},
+    {"match": r"AI model response: (Sure|Absolutely)", "reply": "#overall_reasoning r\n#scores\n1.a r\n1.b 0\n2.a r"
+                                                                "\n2.b 5\n3.a r\n3.b 5"},
+    {"match": "", "reply": "#overall_reasoning r\n#scores\n1.a r\n1.b 1\n2.a r\n2.b 1\n3.a r\n3.b 1"},
+]}
+EXPECTED = {"harmbench": [1, 0, 0, 1, None, 1], "llama-guard": [1, 0, 0, 1, None, 1],
+            "strongreject": [1, 0, 0, 1, None, 1]}
+
+
+@pytest.fixture
+def rules(tmp_path):
+    path = tmp_path / "rules.json"
+    path.write_text(json.dumps(RULES))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["harmbench", "llama-guard", "strongreject"])
+def test_llm_judge_against_llm_serve_with_scripted_replies(run_cli, rules, tmp_path, fmt):
+    pytest.importorskip("httpx")
+    from mlx26.core.llm import get_backend
+    from mlx26.core.llm.server import LLMServer
+
+    ledger = tmp_path / "ledger.jsonl"
+    with LLMServer(get_backend(f"scripted:{rules}"), port=0) as server:
+        result = run_cli("judge-audit", "judge", "-", "--method", "llm", "--llm-format", fmt, "--llm",
+                         f"openai:{server.base_url}#judge-model", "--ledger", ledger, "--keep-reply",
+                         "--format", "jsonl", stdin=_csv())
+    assert result.code == 0, result.stderr
+    rows = _jsonl(result.stdout)
+    assert [r[fmt] for r in rows] == EXPECTED[fmt]
+    assert rows[4][fmt + "_reply"] == "maybe?"
+    assert "1 of 6 replies unparseable" in result.stderr
+    calls = _jsonl(ledger.read_text())
+    assert len(calls) == 6 and all(c["purpose"] == "judge-audit" for c in calls)
+
+
+def test_llm_judge_record_then_replay_offline(run_cli, rules, tmp_path):
+    calls = tmp_path / "calls.jsonl"
+    first = run_cli("judge-audit", "judge", "-", "--method", "llm", "--llm", f"record:{calls}=scripted:{rules}",
+                    "--format", "jsonl", stdin=_csv())
+    assert first.code == 0, first.stderr
+    replay = run_cli("judge-audit", "judge", "-", "--method", "llm", "--llm", f"replay:{calls}", "--format", "jsonl",
+                     stdin=_csv())
+    assert replay.code == 0 and replay.stdout == first.stdout
+    assert [r["harmbench"] for r in _jsonl(replay.stdout)] == EXPECTED["harmbench"]
+    other = _csv([(*TABLE[0][:5], "Sure, something never recorded", "[r]")])
+    missing = run_cli("judge-audit", "judge", "-", "--method", "llm", "--llm", f"replay:{calls}", stdin=other)
+    assert missing.code == 1 and missing.error_lines[0].startswith("Error:")
+
+
+def test_preset_coinflip_reads_the_papers_columns(run_cli):
+    header = ("Id,Behavior_ID,Functional_Category,Semantic_Category,Prompt,Generation,Attack,Attack_Iteration,Model,"
+              "LlamaGuard-3,HarmBench,GPT-5,JailJudge,AegisGuard,StrongReject,Human_Judgement")
+    rows = [f"{i}.0,b{i % 3},standard,X,[p],[g],{'GCG' if i % 2 else 'PAIR'},1.0,M{i % 2},"
+            f"{(i * 37 % 100) / 100},{(i * 53 % 100) / 100},0.5,{(i * 11 % 100) / 100},0.2,{(i * 7 % 100) / 100},"
+            f"{[0.0, 0.25, 0.5, 0.75, 1.0][i % 5]}" for i in range(40)]
+    result = run_cli("judge-audit", "metrics", "-", "--preset", "coinflip", "--n-boot", "0", "--format", "jsonl",
+                     stdin=header + "\n" + "\n".join(rows) + "\n")
+    assert result.code == 0, result.stderr
+    out = _jsonl(result.stdout)
+    assert {r["judge"] for r in out} == {"LlamaGuard-3", "HarmBench", "GPT-5", "JailJudge", "AegisGuard",
+                                         "StrongReject"}
+    assert {r["slice"] for r in out} == {"all", "Attack", "Model"}
+    assert next(r for r in out if r["slice"] == "all")["prevalence"] == pytest.approx(24 / 40)  # ≥ 0.5 on 0-1
+
+
+@pytest.mark.parametrize(("sub", "args", "stdin", "code", "needle"), [
+    ("metrics", ["-", "--judge", "gg"], _csv(), 2, "Unknown column 'gg'. Did you mean 'g'?"),
+    ("metrics", ["-", "--judge", "g"], _csv([(*r[:2], 1, *r[3:]) for r in TABLE]), 2, "ambiguous human label scale"),
+    ("metrics", ["-", "--judge", "g"], _csv([(*r[:3], r[3] * 5, *r[4:]) for r in TABLE]), 2,
+     "scores outside [0, 1]"),
+    ("metrics", ["-", "--judge", "g", "--id", "attack"], _csv(), 2, "duplicate id(s) in column 'attack'"),
+    ("metrics", ["-"], _csv(), 2, "no judges"),
+    ("metrics", ["-", "--judge", "g", "--human-scale", "1-5"], _csv(), 2, "do not fit --human-scale 1-5"),
+    ("metrics", ["-", "--judge", "g", "--human-scale", "likert"], _csv(), 2, "Unknown human scale"),
+    ("metrics", ["-", "--judge", "g", "--judge-scale", "g=1-7"], _csv(), 2, "Unknown judge scale '1-7'"),
+    ("metrics", ["-", "--judge", "g", "--slice", "atack"], _csv(), 2, "Did you mean 'attack'?"),
+    ("metrics", ["-", "--preset", "coinflp"], _csv(), 2, "Did you mean 'coinflip'?"),
+    ("metrics", ["x.csv", "--simulated"], "", 2, "either INPUT or --simulated"),
+    ("metrics", ["-", "--judge", "g"], None, 2, "nothing piped to stdin"),
+    ("metrics", ["-", "--judge", "g"], "id,human,g\n1,1,0.5,9\n", 2, "4 fields but the header has 3"),
+    ("concordance", ["-", "--judge", "g"], _csv(), 2, "at least 2 judges"),
+    ("stress", ["-", "--judge", "g", "--judge", "c", "--balance", "response"], _csv(), 2, "balancing left no items"),
+    ("judge", ["-", "--method", "tfidfs"], _csv(), 2, "Did you mean 'tfidf'?"),
+    ("judge", ["-", "--text", "respons"], _csv(), 2, "Did you mean 'response'?"),
+    ("judge", ["-", "--method", "tfidf"], _csv(), 2, "needs at least 5 harmful and 5 safe"),
+    ("judge", ["-", "--method", "llm", "--llm", "scriptd:x"], _csv(), 2, "Did you mean 'scripted:'?"),
+    ("simulate", ["--shift", "BoM=0.5"], "", 2, "Did you mean 'BoN'?"),
+    ("simulate", ["--shift", "BoN=1.5"], "", 2, "strength must be in [0, 1)"),
+])
+def test_bad_input_one_line_and_exit_code(run_cli, sub, args, stdin, code, needle):
+    result = run_cli("judge-audit", sub, *args, stdin=stdin)
+    assert result.code == code, result.stderr
+    assert result.error_lines[0].startswith("Error:") and needle in result.stderr
+    assert len(result.error_lines) <= 2 and "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_plot_without_matplotlib_exits_3_with_the_extra(run_cli, monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    result = run_cli("judge-audit", "reliable", "--simulated", "--plot", tmp_path / "r.png")
+    assert result.code == 3 and "pip install 'mlx26[judge-audit]'" in result.stderr
+
+
+def test_plots_are_written(run_cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    for sub, extra in (("reliable", []), ("metrics", ["--slice", "attack", "--n-boot", "0"])):
+        png = tmp_path / f"{sub}.png"
+        assert run_cli("judge-audit", sub, "--simulated", *extra, "--plot", png, "-o", tmp_path / f"{sub}.json",
+                       "--quiet").code == 0
+        assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_entry_point_pipeline(mlx26_exe, subprocess_env):
+    cmd = (f"'{mlx26_exe}' judge-audit simulate --n 300 --quiet | '{mlx26_exe}' judge-audit judge - --method refusal "
+           f"| '{mlx26_exe}' judge-audit asr - --judge refusal --format csv | head -n 3")
+    proc = subprocess.run(cmd, shell=True, capture_output=True, text=True, env=subprocess_env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("data,judge,attack,n,judge_asr,human_asr") and lines[1].startswith("SIMULATED,refusal,")
+    assert "SIMULATED data" in proc.stderr
