@@ -88,7 +88,9 @@ def test_gold_file_matches_its_table(path: Path):
     assert REQUIRED <= set(g) <= REQUIRED | OPTIONAL, sorted(set(g) ^ REQUIRED)
     n = int(path.stem.split("_")[1])
     assert g["table"] == path.stem
-    assert g["split"] == ("heldout" if n % 4 == 0 else "tune")
+    # Tables 1-30: every fourth is held out; tables 31-50 were annotated later, after the tool's rules were frozen,
+    # as a clean held-out set.
+    assert g["split"] == ("heldout" if n >= 31 or n % 4 == 0 else "tune")
     assert isinstance(g["notes"], str) and g["notes"].strip()
     sh = sheet(g["table"])
 
