@@ -51,6 +51,9 @@ EXTRA_FOR_MODULE = {
     "bandit": "score-code",
     "miniwob": "rpa",
     "selenium": "rpa",
+    "trl": "grpo",
+    "datasets": "grpo",
+    "sklearn": "judge-audit",
 }
 
 
