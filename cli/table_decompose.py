@@ -25,7 +25,7 @@ from mlx26.cli._io import (
     open_input,
     write_text,
 )
-from mlx26.core.table_decompose.spec import DEFAULT_RENDERS, FORMATS, GOLD_FORMATS, RENDERS
+from mlx26.core.table_decompose.spec import DEFAULT_RENDERS, FORMATS, GOLD_FORMATS, GOLD_SOURCES, RENDERS, SPLITS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
@@ -64,7 +64,7 @@ def _read(input: str, example: str | None) -> tuple[bytes, str]:
 
 
 def _llm_arbiter(spec: str | None, cache: str | None):
-    """An LLMArbiter over the mlx26 LLM interface (``mlx26.core.llm``), or exit 3 without one."""
+    """A factory of LLMArbiters (one answer cache) over ``mlx26.core.llm``, or exit 3 without it."""
     import importlib
 
     try:
@@ -79,7 +79,9 @@ def _llm_arbiter(spec: str | None, cache: str | None):
     def chat(messages):
         return backend.chat(messages, temperature=0.0, max_tokens=64).text
 
-    return LLMArbiter(chat, cache=ArbiterCache(cache), model=getattr(backend, "label", spec or ""))
+    shared = ArbiterCache(cache)
+    label = getattr(backend, "label", spec or "")
+    return lambda: LLMArbiter(chat, cache=shared, model=label)
 
 
 @app.command("run")
@@ -92,6 +94,9 @@ def run(
     input_format: Annotated[TableFormat, typer.Option("--input-format", help="Input format; auto = from the "
                                                       "extension, else sniffed.")] = TableFormat("auto"),
     sheet: Annotated[str | None, typer.Option("--sheet", help="XLSX sheet name or 0-based index.", metavar="S")] = None,
+    cell_range: Annotated[str | None, typer.Option("--range", help="XLSX: read only this A1 range of the sheet "
+                                                   "(a sheet holding several tables gives the first, with a "
+                                                   "notice).", metavar="A1:B2")] = None,
     table_index: Annotated[int | None, typer.Option("--table-index", help="Which table of an HTML/Markdown input "
                                                     "holding several (0-based).", min=0, metavar="N")] = None,
     emit_as: Annotated[Emit, typer.Option("--emit", help="lines: 'row path | col path = value'; lineage: a record "
@@ -132,7 +137,7 @@ def run(
     if fmt != OutputFormat.auto and emit_as != Emit.lineage:
         raise UsageError(f"--format applies to --emit lineage only (not --emit {emit_as.value})")
     check_output(output, force)
-    arbiter_obj = _llm_arbiter(llm, llm_cache) if arbiter == ArbiterName.llm else None
+    arbiter_obj = _llm_arbiter(llm, llm_cache)() if arbiter == ArbiterName.llm else None
     data, name = _read(input, example)
     from mlx26.core import table_decompose as core
     from mlx26.core.table_decompose.load import detect_format
@@ -141,7 +146,8 @@ def run(
     if resolved == "xlsx":
         require("openpyxl", "table")
     notices: list[str] = []
-    result = core.decompose_bytes(data, fmt=resolved, name=name, sheet=sheet, table_index=table_index, strict=strict,
+    result = core.decompose_bytes(data, fmt=resolved, name=name, sheet=sheet, cell_range=cell_range,
+                                  table_index=table_index, strict=strict,
                                   header_rows=header_rows, header_cols=header_cols, arbiter=arbiter_obj,
                                   notices=notices)
     if arbiter_obj is not None:
@@ -181,6 +187,21 @@ def evaluate(
                                                     metavar="ID")] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Evaluate the first N tables.", min=1)] = None,
     per_table: Annotated[bool, typer.Option("--per-table", help="Include per-table metrics.")] = False,
+    tables: Annotated[str | None, typer.Option("--tables", help="mlx26 gold: the folder holding the annotated "
+                                               "tables' source files (<table>.xlsx / .html), read in place.",
+                                               metavar="DIR")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", help="mlx26 gold: which source files to score; "
+                                                     "repeatable: " + ", ".join(GOLD_SOURCES) + " (default: both).")
+                      ] = None,
+    split: Annotated[str | None, typer.Option("--split", help="mlx26 gold: score only tables of this split (" +
+                                              ", ".join(SPLITS) + ").")] = None,
+    arbiter: Annotated[ArbiterName, typer.Option("--arbiter", help="Who resolves ambiguous decisions (see run); "
+                                                 "eval reports how often the LLM was consulted and changed a "
+                                                 "rule's answer.")] = ArbiterName.rules,
+    llm: Annotated[str | None, typer.Option("--llm", help="LLM spec for --arbiter llm (default $MLX26_LLM).",
+                                            metavar="SPEC")] = None,
+    llm_cache: Annotated[str | None, typer.Option("--llm-cache", help="JSON file caching the model's answers.",
+                                                  metavar="FILE")] = None,
     output: OutputOpt = None,
     force: ForceOpt = False,
 ) -> None:
@@ -197,6 +218,10 @@ def evaluate(
       mlx26 table-decompose eval --aitqa AITQA/raw_data --table tab-5   # holds aitqa_tables.jsonl
       mlx26 table-decompose eval --gold AITQA/raw_data/aitqa_tables.jsonl --render html --limit 20
       mlx26 table-decompose eval --gold hitab/statcan.json --gold-format hitab
+      mlx26 table-decompose eval --gold-format mlx26 --gold tests/table_decompose/statcan_gold --tables ../shared/data/hitab-statcan --split heldout
+
+    mlx26 gold (--gold-format mlx26) is hand-annotated row and column paths per source table
+    (format: tests/table_decompose/statcan_gold/README.md), scored on the original XLSX/HTML.
     """
     from mlx26.core.table_decompose import evaluate as ev
 
@@ -209,11 +234,32 @@ def evaluate(
         raise UsageError("give either --aitqa DIR or --gold FILE|DIR, not both")
     if aitqa is not None and gold_format == "hitab":
         raise UsageError("--aitqa is the AITQA folder; with --gold-format hitab give --gold FILE|DIR")
+    if gold_format != "mlx26" and (tables is not None or source or split is not None):
+        raise UsageError("--tables, --source and --split apply to --gold-format mlx26")
+    for name in source or []:
+        if name not in GOLD_SOURCES:
+            raise unknown_name("source format", name, GOLD_SOURCES)
+    if split is not None and split not in SPLITS:
+        raise unknown_name("split", split, SPLITS)
     check_output(output, force)
+    factory = _llm_arbiter(llm, llm_cache) if arbiter == ArbiterName.llm else None
+    if gold_format == "mlx26":
+        if gold is None or tables is None:
+            raise UsageError("--gold-format mlx26 needs --gold FILE|DIR and --tables DIR",
+                             "the gold holds the paths; --tables the .xlsx/.html files they annotate")
+        sources = source or list(GOLD_SOURCES)
+        if "xlsx" in sources:
+            require("openpyxl", "table")
+        result = ev.eval_gold(gold, tables, formats=sources, split=split, arbiter=factory, limit=limit,
+                              per_table=per_table)
+        if factory is not None:
+            factory().cache.save()
+        write_text(ev.dumps(result), output, force=force)
+        return
     if gold_format == "hitab":
         if gold is None:
             raise UsageError("--gold-format hitab needs --gold FILE|DIR (no HiTab tables ship with mlx26)")
-        result = ev.eval_hitab(gold, limit=limit, per_table=per_table)
+        result = ev.eval_hitab(gold, arbiter=factory, limit=limit, per_table=per_table)
     else:
         from mlx26.core.table_decompose.aitqa import TABLES_FILE, resolve
 
@@ -222,5 +268,5 @@ def evaluate(
         if "xlsx" in renders:
             require("openpyxl", "table")
         result = ev.eval_aitqa(aitqa if aitqa is not None else gold, renders=renders, tables=table, limit=limit,
-                               per_table=per_table)
+                               per_table=per_table, arbiter=factory)
     write_text(ev.dumps(result), output, force=force)

@@ -210,13 +210,13 @@ def _keys(grid: Grid, layout: Layout) -> dict[int, dict[str, Any]]:
 def decompose_bytes(data: bytes, *, fmt: str = "auto", name: str = "input", sheet: str | None = None,
                     table_index: int | None = None, strict: bool = False, header_rows: int | None = None,
                     header_cols: int | None = None, arbiter: Arbiter | None = None,
-                    notices: list[str] | None = None) -> Decomposition:
+                    notices: list[str] | None = None, cell_range: str | None = None) -> Decomposition:
     """Read one table from bytes (see ``load.load_grid``) and decompose it with one arbiter."""
     from mlx26.core.table_decompose.load import load_grid
 
     arbiter = arbiter or Arbiter()
     grid = load_grid(data, fmt=fmt, name=name, sheet=sheet, table_index=table_index, strict=strict,
-                     decide=arbiter.decide, notices=notices)
+                     decide=arbiter.decide, notices=notices, cell_range=cell_range)
     grid.cases = list(arbiter.cases)  # span conflicts decided while reading
     arbiter.cases.clear()
     return decompose(grid, header_rows=header_rows, header_cols=header_cols, arbiter=arbiter)

@@ -27,7 +27,7 @@ from mlx26.core.table_decompose.cells import label_of
 from mlx26.core.table_decompose.decompose import Decomposition, decompose
 from mlx26.core.table_decompose.load import load_grid
 from mlx26.core.table_decompose.render import LogicalTable, layout, to_csv, to_html, to_markdown, to_xlsx
-from mlx26.core.table_decompose.spec import DEFAULT_RENDERS, RENDERS
+from mlx26.core.table_decompose.spec import DEFAULT_RENDERS, GOLD_SOURCES, RENDERS
 from mlx26.core.table_decompose.trees import Tree
 
 RENDER_HELP = {
@@ -197,7 +197,7 @@ def dumps(result: dict[str, Any]) -> str:
     return json.dumps(result, ensure_ascii=False, indent=2) + "\n"
 
 
-GOLD_SOURCE_FORMATS = ("xlsx", "html")
+GOLD_SOURCE_FORMATS = GOLD_SOURCES
 
 
 def eval_gold(gold: str | Path, tables: str | Path, *, formats: Iterable[str] = GOLD_SOURCE_FORMATS,
@@ -222,7 +222,7 @@ def eval_gold(gold: str | Path, tables: str | Path, *, formats: Iterable[str] = 
     if split is not None:
         golds = [g for g in golds if g.split == split]
         if not golds:
-            raise InputError(f"no gold table has split '{split}'", "splits: tune, heldout")
+            raise InputError(f"no gold table has split '{split}'", "splits: " + ", ".join(sorted({g.split for g in load_gold(gold)})))
     golds = golds[:limit]
     result: dict[str, Any] = {"gold": str(gold), "gold_format": "mlx26", "tables_dir": str(folder),
                               "split": split or "all", "formats": {}}
@@ -244,16 +244,17 @@ def eval_gold(gold: str | Path, tables: str | Path, *, formats: Iterable[str] = 
             ambiguous += len(cases)
             consulted += sum(1 for c in cases if c.decided_by in ("llm", "cache", "fallback"))
             changed += sum(1 for c in cases if c.chosen and c.chosen != c.default)
-            texts = grid.texts()
-            gold_cells = g.cells(texts)
+            texts = _sheet_texts(grid)
+            gold_cells = {_shift(grid, pos): paths for pos, paths in g.cells(texts).items()}
             first = g.header_rows[0]
             H = sum(1 for r in range(first, g.header_rows[1] + 1) if any(label_of(t) for t in texts[r]))
             metrics = compare(dec, gold_cells, g.col_nodes(), g.row_nodes(), H, g.L)
             units = {(rec["row"], rec["col"]): label_of(rec.get("unit") or "") for rec in dec.records}
+            gold_units = {_shift(grid, pos): unit for pos, unit in g.units.items()}
             for pos in gold_cells:
-                if pos in g.units:
+                if pos in gold_units:
                     unit_n += 1
-                    unit_ok += units.get(pos, "") == g.units[pos]
+                    unit_ok += units.get(pos, "") == gold_units[pos]
             entry = _table_result(g.table, metrics)
             entry["split"] = g.split
             rows.append(entry)
@@ -266,7 +267,35 @@ def eval_gold(gold: str | Path, tables: str | Path, *, formats: Iterable[str] = 
         summary["arbiter_consulted"] = consulted
         summary["arbiter_changed"] = changed
         entry_out: dict[str, Any] = {"overall": summary}
+        splits = sorted({t["split"] for t in rows})
+        if len(splits) > 1:
+            entry_out["by_split"] = {}
+            for name in splits:
+                part = [t for t in rows if t["split"] == name]
+                sub = summarise(part)
+                sub["tables_fully_right"] = sum(1 for t in part if t["cells"] and t["both_match"] == t["cells"])
+                entry_out["by_split"][name] = sub
         if per_table:
             entry_out["per_table"] = rows
         result["formats"][fmt] = entry_out
     return result
+
+
+def _origin(grid: Any) -> tuple[int, int]:
+    """0-based sheet (row, column) of the grid's top-left slot (XLSX grids are cropped to the used range)."""
+    from mlx26.core.table_decompose.gold import cell_index
+
+    ref = (grid.source or {}).get("origin")
+    return cell_index(ref) if ref else (0, 0)
+
+
+def _shift(grid: Any, pos: tuple[int, int]) -> tuple[int, int]:
+    r0, c0 = _origin(grid)
+    return pos[0] - r0, pos[1] - c0
+
+
+def _sheet_texts(grid: Any) -> list[list[str]]:
+    """The grid's strings placed at their sheet coordinates (gold is written against the sheet)."""
+    r0, c0 = _origin(grid)
+    texts = grid.texts()
+    return [[""] * (c0 + grid.n_cols) for _ in range(r0)] + [[""] * c0 + row for row in texts]

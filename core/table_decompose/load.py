@@ -44,20 +44,23 @@ def detect_format(data: bytes, name: str = "") -> str:
 
 def load_grid(data: bytes, *, fmt: str = "auto", name: str = "input", sheet: str | None = None,
               table_index: int | None = None, strict: bool = False, decide: Callable[..., str] | None = None,
-              notices: list[str] | None = None) -> Grid:
-    """Read one table from ``data`` (bytes) as a grid."""
+              notices: list[str] | None = None, cell_range: str | None = None) -> Grid:
+    """Read one table from ``data`` (bytes) as a grid (``cell_range``: an XLSX A1 range)."""
     if fmt not in FORMATS:
         raise InputError(f"unknown input format '{fmt}'", "choose one of: " + ", ".join(FORMATS))
     if fmt == "auto":
         fmt = detect_format(data, name)
     if sheet is not None and fmt != "xlsx":
         raise InputError(f"--sheet applies to XLSX input only (this input is {fmt})")
+    if cell_range is not None and fmt != "xlsx":
+        raise InputError(f"--range applies to XLSX input only (this input is {fmt})")
     if table_index is not None and fmt not in ("html", "md"):
         raise InputError(f"--table-index applies to HTML and Markdown input only (this input is {fmt})")
     if fmt == "xlsx":
         from mlx26.core.table_decompose.read_xlsx import read_xlsx
 
-        return read_xlsx(data, sheet=sheet, strict=strict, name=name, decide=decide, notices=notices)
+        return read_xlsx(data, sheet=sheet, strict=strict, name=name, decide=decide, notices=notices,
+                         cell_range=cell_range)
     from mlx26.core.table_decompose.read_text import decode
 
     warnings: list[str] = []

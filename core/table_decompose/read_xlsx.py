@@ -146,9 +146,69 @@ def _literal_positions(section: str) -> str:
     return "".join(out)
 
 
+def parse_range(ref: str) -> tuple[int, int, int, int]:
+    """1-based inclusive (row0, col0, row1, col1) of an A1 range such as ``A3:G13``."""
+    from openpyxl.utils.cell import range_boundaries
+
+    try:
+        c0, r0, c1, r1 = range_boundaries(ref.strip().upper())
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"--range '{ref}' is not an A1 range", "write it like A3:G13") from exc
+    if None in (c0, r0, c1, r1):
+        raise InputError(f"--range '{ref}' must name both corners", "write it like A3:G13")
+    return int(r0), int(c0), int(r1), int(c1)  # type: ignore[arg-type]
+
+
+def _islands(values: list[tuple[int, int, Any]], merge_at: dict[tuple[int, int], tuple[int, int]]
+             ) -> list[tuple[int, int]]:
+    """Runs of sheet rows holding something, split by empty rows (merges count as filled)."""
+    filled: set[int] = set()
+    for r, c, _ in values:
+        rs, _cs = merge_at.get((r, c), (1, 1))
+        filled.update(range(r, r + rs))
+    runs: list[tuple[int, int]] = []
+    for r in sorted(filled):
+        if runs and r == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], r)
+        else:
+            runs.append((r, r))
+    return runs
+
+
+def _tables_on_sheet(values: list[tuple[int, int, Any]], merge_at: dict[tuple[int, int], tuple[int, int]]
+                     ) -> list[tuple[int, int]]:
+    """Row spans of the tables on a sheet: islands with numbers, each with the text-only islands above it.
+
+    A title or a note is an island too (agencies leave a blank row under the title): it joins
+    the table below it; a sheet whose islands hold numbers only once is one table.
+    """
+    from mlx26.core.table_decompose.cells import NUMBER, parse_cell
+
+    rows_with_numbers = {r for r, _, xl in values
+                         if isinstance(xl.value, (int, float)) and not isinstance(xl.value, bool)
+                         or isinstance(xl.value, str) and parse_cell(xl.value).kind == NUMBER}
+    spans: list[tuple[int, int]] = []
+    start: int | None = None
+    for r0, r1 in _islands(values, merge_at):
+        if start is None:
+            start = r0
+        if any(r0 <= r <= r1 for r in rows_with_numbers) and r1 > r0:
+            spans.append((start, r1))
+            start = None
+    if start is not None and spans:  # trailing notes belong to the last table
+        spans[-1] = (spans[-1][0], max(r for r, _, _ in values))
+    return spans
+
+
 def read_xlsx(data: bytes, *, sheet: str | None = None, strict: bool = False, name: str = "input",
-              decide: Callable[..., str] | None = None, notices: list[str] | None = None) -> Grid:
-    """The grid of one worksheet (``sheet``: a name or a 0-based index; default the first)."""
+              decide: Callable[..., str] | None = None, notices: list[str] | None = None,
+              cell_range: str | None = None) -> Grid:
+    """The grid of one worksheet (``sheet``: a name or a 0-based index; default the first).
+
+    ``cell_range`` (``A3:G13``) reads only that part of the sheet. Without it, a sheet holding
+    several tables one under another (split by empty rows) gives the first, with a notice.
+    """
+    bounds = parse_range(cell_range) if cell_range else None
     check_workbook_bytes(data, name)
     import openpyxl
 
@@ -174,6 +234,21 @@ def read_xlsx(data: bytes, *, sheet: str | None = None, strict: bool = False, na
         for cell in row:
             if cell.value is not None or (cell.row, cell.column) in merge_at:
                 values.append((cell.row, cell.column, cell))
+    if bounds is not None:
+        r0, c0, r1, c1 = bounds
+        values = [v for v in values if r0 <= v[0] <= r1 and c0 <= v[1] <= c1]
+        merge_at = {k: (min(rs, r1 - k[0] + 1), min(cs, c1 - k[1] + 1)) for k, (rs, cs) in merge_at.items()}
+        if not values:
+            raise InputError(f"--range {cell_range} is empty on sheet '{ws.title}'")
+    else:
+        tables = _tables_on_sheet(values, merge_at)
+        if len(tables) > 1:
+            last_col = max(c for _, c, _ in values)
+            refs = [a1_range(t0 - 1, 0, t1 - 1, last_col - 1) for t0, t1 in tables]
+            if notices is not None:
+                notices.append(f"sheet '{ws.title}' of {name} holds {len(tables)} tables ({', '.join(refs)}); "
+                               f"reading the first (choose one with --range)")
+            values = [v for v in values if tables[0][0] <= v[0] <= tables[0][1]]
     if not values:
         grid = build_grid([], strict=strict, decide=decide)
         grid.source = {"format": "xlsx", "name": name, "sheet": ws.title}

@@ -7,4 +7,6 @@ import the same tuples.
 FORMATS = ("auto", "html", "xlsx", "csv", "tsv", "md", "hitab-json")
 RENDERS = ("xlsx", "csv", "html", "csv-indent", "md")  # how `eval` renders each AITQA table
 DEFAULT_RENDERS = ("xlsx", "csv")
-GOLD_FORMATS = ("aitqa", "hitab")
+GOLD_FORMATS = ("aitqa", "hitab", "mlx26")
+GOLD_SOURCES = ("xlsx", "html")  # the source files an mlx26 gold table is scored on
+SPLITS = ("tune", "heldout")
