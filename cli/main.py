@@ -37,6 +37,8 @@ GROUPS: list[tuple[str, str, str]] = [
     ("rationality", "mlx26.cli.rationality:app", "Exact rational risk of RL agents on toy-text MDPs (Qian, Storkey & He)."),
     ("score-code", "mlx26.cli.score_code:app", "Step-level security scores along code: detection and ranking (SecCodePRM, Yu et al.)."),
     ("judge-audit", "mlx26.cli.judge_audit:app", "LLM-judge reliability audits: metrics, ASR, concordance, ReliableBench, stress test."),
+    ("reward", "mlx26.cli.reward_length:app", "Length rewards of GRPO prompt groups: SmartThinker and baselines."),
+    ("data", "mlx26.cli.data_arith:app", "Task data for training commands: synthetic arithmetic with worked chains."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
 # A group cannot take a positional argument before its subcommand name, so argv is rewritten; the
@@ -51,6 +53,7 @@ DEFAULT_SUBCOMMANDS: dict[str, str] = {
 # Nested training entry points (`mlx26 train rl`, `mlx26 train grpo`) register here.
 TRAIN_COMMANDS: list[tuple[str, str]] = [
     ("rl", "mlx26.cli.train_rl:train_rl"),
+    ("grpo", "mlx26.cli.train_grpo:train_grpo"),
 ]
 
 

@@ -92,6 +92,9 @@ def validate(s: GRPOSettings) -> None:
         raise unknown_name("dataset", s.data, DATASETS)
     check_params(s.length_reward, s.target_length, s.coef)
     check_kinds(s.kinds)
+    from mlx26.core.zoo.registry import model_kind
+
+    model_kind(s.model)  # an unknown zoo name or a folder without config.json fails here (exit 2)
     if s.num_generations < 2:
         raise InputError(f"--num-generations must be ≥ 2 (GRPO compares responses within a group), "
                          f"got {s.num_generations}.")
@@ -176,7 +179,9 @@ class LengthReward:
                 rewards[i] = r
             if res.alpha is not None and self.method == "smartthinker":
                 n_right = sum(right[i] for i in idx)
-                if 0 < n_right < len(idx):  # α of mixed groups (α is 0 by definition elsewhere)
+                # α of mixed groups where some correct response is penalised; with every penalty 0 the
+                # formula gives (1 - acc) / 1e-6, which scales nothing and would swamp the mean.
+                if 0 < n_right < len(idx) and res.penalties and max(res.penalties) > 0:
                     alphas.append(res.alpha)
             if res.l_opt is not None:
                 l_opts.append(res.l_opt)
