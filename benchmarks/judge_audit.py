@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from mlx26.core.judge_audit import judges, metrics, simulate, table
 from mlx26.core.llm import get_backend
 

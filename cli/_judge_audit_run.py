@@ -6,10 +6,34 @@ from typing import Annotated
 
 import typer
 from mlx26.cli._errors import require, unknown_name
-from mlx26.cli._io import ForceOpt, FormatOpt, InputFormat, OutputFormat, OutputOpt, QuietOpt, check_output, emit, notice
-from mlx26.cli._judge_audit import HumanOpt, HumanScaleOpt, HumanThresholdOpt, InputFormatOpt, InputOpt, SeedOpt
+from mlx26.cli._io import (
+    ForceOpt,
+    FormatOpt,
+    InputFormat,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    check_output,
+    emit,
+    notice,
+)
+from mlx26.cli._judge_audit import (
+    HumanOpt,
+    HumanScaleOpt,
+    HumanThresholdOpt,
+    InputFormatOpt,
+    InputOpt,
+    SeedOpt,
+)
 from mlx26.cli._llm_options import BudgetUsdOpt, CacheOpt, LedgerOpt, LLMOpt, llm_errors, open_llm
-from mlx26.core.judge_audit.spec import JUDGE_METHODS, LLM_FORMATS, PREFIX_LISTS, SIM_ATTACKS, SIM_MODELS, SIMULATED
+from mlx26.core.judge_audit.spec import (
+    JUDGE_METHODS,
+    LLM_FORMATS,
+    PREFIX_LISTS,
+    SIM_ATTACKS,
+    SIM_MODELS,
+    SIMULATED,
+)
 
 
 def judge_cmd(ctx: typer.Context, input: InputOpt = None, input_format: InputFormatOpt = InputFormat.auto,

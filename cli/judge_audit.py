@@ -11,10 +11,37 @@ from typing import Annotated
 import typer
 from mlx26.cli import _judge_audit_run
 from mlx26.cli._errors import require
-from mlx26.cli._io import ForceOpt, FormatOpt, InputFormat, OutputFormat, OutputOpt, QuietOpt, check_output, emit, notice
-from mlx26.cli._judge_audit import (BalanceOpt, HumanOpt, HumanScaleOpt, HumanThresholdOpt, IdOpt, InputFormatOpt,
-                                    InputOpt, JudgeOpt, JudgeScaleOpt, JudgeThresholdOpt, PlotOpt, PresetOpt, SeedOpt,
-                                    SimulatedOpt, SliceOpt, labelled, load_table, slices)
+from mlx26.cli._io import (
+    ForceOpt,
+    FormatOpt,
+    InputFormat,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    check_output,
+    emit,
+    notice,
+)
+from mlx26.cli._judge_audit import (
+    BalanceOpt,
+    HumanOpt,
+    HumanScaleOpt,
+    HumanThresholdOpt,
+    IdOpt,
+    InputFormatOpt,
+    InputOpt,
+    JudgeOpt,
+    JudgeScaleOpt,
+    JudgeThresholdOpt,
+    PlotOpt,
+    PresetOpt,
+    SeedOpt,
+    SimulatedOpt,
+    SliceOpt,
+    labelled,
+    load_table,
+    slices,
+)
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
                   help="Audit LLM-judge verdicts against human labels: metrics, ASR, concordance, ReliableBench, "
@@ -48,7 +75,8 @@ def metrics_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulated
       mlx26 judge-audit metrics labels.csv --human human --judge guard=guard_score --slice attack,model
     """
     _start(output, force, plot)
-    from mlx26.core.judge_audit import metrics, plot as plots
+    from mlx26.core.judge_audit import metrics
+    from mlx26.core.judge_audit import plot as plots
 
     tab = load_table(ctx.params)
     groups = slices(slice, tab.preset.get("slices", ()))
@@ -133,7 +161,8 @@ def reliable_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulate
       mlx26 judge-audit reliable --simulated --k 10 --format jsonl
     """
     _start(output, force, plot)
-    from mlx26.core.judge_audit import analyses, plot as plots
+    from mlx26.core.judge_audit import analyses
+    from mlx26.core.judge_audit import plot as plots
 
     tab = load_table(ctx.params)
     column = behavior or tab.preset.get("behavior", "behavior")

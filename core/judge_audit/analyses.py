@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError
 from mlx26.core.judge_audit.metrics import clean
 from mlx26.core.judge_audit.table import AuditTable, cell_keys

@@ -24,7 +24,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError
 
 PREFIXES = {

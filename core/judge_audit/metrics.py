@@ -15,10 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
-
 from mlx26.core.judge_audit.spec import METRICS
 from mlx26.core.judge_audit.table import AuditTable, cell_keys
+from scipy.stats import rankdata
 
 
 def _div(a: np.ndarray, b: np.ndarray) -> np.ndarray:

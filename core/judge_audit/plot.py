@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
 from mlx26.core.judge_audit.metrics import roc_curve
 from mlx26.core.judge_audit.table import AuditTable, cell_keys
 

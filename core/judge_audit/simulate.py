@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError
 from mlx26.core.judge_audit.spec import SIM_ATTACKS, SIM_JUDGES, SIM_MODELS, SIMULATED
 

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError, unknown_name
 
 HUMAN_DEFAULT_THRESHOLD = {"binary": 0.5, "1-5": 3.0, "0-1": 0.5}
@@ -169,16 +168,16 @@ def build(records: Iterable[Mapping[str, Any]], *, human: str | None, judges: Se
     scores: dict[str, np.ndarray] = {}
     for name, column in judges:
         values = np.array([_number(r.get(column), f"judge '{name}' ({column})", i) for i, r in enumerate(rows, 1)])
-        lo, hi = JUDGE_SCALE_RANGE[scales.get(name, "0-1")]
+        jlo, jhi = JUDGE_SCALE_RANGE[scales.get(name, "0-1")]
         finite = values[~np.isnan(values)]
-        if finite.size and (finite.min() < lo or finite.max() > hi):
-            raise InputError(f"judge '{name}' has scores outside [{lo:g}, {hi:g}] "
+        if finite.size and (finite.min() < jlo or finite.max() > jhi):
+            raise InputError(f"judge '{name}' has scores outside [{jlo:g}, {jhi:g}] "
                              f"(range {finite.min():g}..{finite.max():g}).",
                              f"give --judge-scale {name}=1-5 (or 1-10, 0-100) to map them to [0, 1]")
         missing = int(np.isnan(values).sum())
         if missing:
             notes.append(f"judge '{name}': {missing} item(s) without a score dropped for this judge")
-        scores[name] = (values - lo) / (hi - lo)
+        scores[name] = (values - jlo) / (jhi - jlo)
     judged = {c for _, c in judges} | {human, id_col}
     columns = {k: np.array(["" if r.get(k) is None else str(r.get(k)) for r in rows], dtype=object)
                for k in available if k not in judged}

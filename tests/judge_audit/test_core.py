@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from mlx26.core.common.errors import InputError
 from mlx26.core.judge_audit import analyses, judges, metrics, simulate, table
 
