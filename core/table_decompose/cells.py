@@ -9,7 +9,8 @@ number grammar below are ours, written for statistical and financial tables:
   (``$ € £ ¥``, trailing ``¢``), ``(x)`` negatives, unicode minus / en dash, and quality-flag
   suffixes (StatCan ``A``–``E``, ``r`` revised, ``p`` preliminary);
 * placeholders for missing values: ``.. ... … x F — – - n/a NA``;
-* years (a bare four-digit 1800–2100, which headers use as labels);
+* years (a bare four-digit 1800–2100, which headers use as labels, also with a revised /
+  preliminary mark: ``2015 r``, ``2016p``);
 * everything else is text.
 
 ``parse_cell`` never changes the string it is given; it only reads it.
@@ -43,6 +44,7 @@ _NUMBER_RE = re.compile(
     re.VERBOSE,
 )
 _YEAR_RE = re.compile(r"^(1[89]\d\d|20\d\d|2100)$")
+_FLAGGED_YEAR_RE = re.compile(r"^(1[89]\d\d|20\d\d|2100)\s?([rpe])$")
 _PLAIN_RE = re.compile(r"(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?")
 _UNIT_WORDS = re.compile(
     r"^\(?\s*(in\s+|\$\s*)?(millions?|thousands?|billions?|percent(age)?s?|per\s*cent|%|\$|¢|dollars?|number|"
@@ -89,6 +91,9 @@ def parse_cell(text: str) -> Typed:
         return _TEXT
     if len(s) == 4 and _YEAR_RE.match(s):
         return Typed(YEAR, int(s))
+    flagged = _FLAGGED_YEAR_RE.match(s)
+    if flagged:  # "2015 r", "2016p": a year label with a revised / preliminary mark (StatCan headers)
+        return Typed(YEAR, int(flagged.group(1)), flag=flagged.group(2))
     plain = _PLAIN_RE.fullmatch(s)
     if plain:  # fast path: 1234, 1,234, 12.5
         digits = s.replace(",", "")
