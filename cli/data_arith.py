@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from mlx26.cli._io import FormatOpt, ForceOpt, OutputFormat, OutputOpt, SeedOpt, check_output, emit
+from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, SeedOpt, check_output, emit
 from mlx26.core.smartthinker.spec import STYLES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)

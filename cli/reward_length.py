@@ -11,8 +11,8 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import UsageError
 from mlx26.cli._io import (
-    FormatOpt,
     ForceOpt,
+    FormatOpt,
     InputFormat,
     InputFormatOpt,
     OutputFormat,

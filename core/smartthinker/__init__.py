@@ -1,7 +1,7 @@
 """SmartThinker: progressive chain-of-thought length calibration for GRPO (ICML 2026, arXiv 2603.08000).
 
-Paper: *SmartThinker: Progressive Chain-of-Thought Length Calibration for Efficient Large Language
-Model Reasoning* (ICML 2026, arXiv 2603.08000); public code SJTU-RTEAS/SmartThinker (verl; its
+Paper: Hu, Xu, Chen, Wang, Liu, Li, Wu & Chen, *SmartThinker: Progressive Chain-of-Thought Length
+Calibration for Efficient Large Language Model Reasoning* (ICML 2026, arXiv 2603.08000); public code SJTU-RTEAS/SmartThinker (verl; its
 reward manager was read to check the case analysis, nothing was copied).
 
 * :mod:`.rewards` — the per-group SmartThinker length reward (optimal length ``l_opt`` from the

@@ -106,10 +106,10 @@ def validate(s: GRPOSettings) -> None:
                         ("--max-completion-length", s.max_completion_length)):
         if value < 1:
             raise InputError(f"{name} must be ≥ 1, got {value}.")
-    for name, value in (("--learning-rate", s.learning_rate), ("--temperature", s.temperature),
-                        ("--warmup-lr", s.warmup_lr)):
-        if not (math.isfinite(value) and value > 0):
-            raise InputError(f"{name} must be a positive number, got {value}.")
+    for name, rate in (("--learning-rate", s.learning_rate), ("--temperature", s.temperature),
+                       ("--warmup-lr", s.warmup_lr)):
+        if not (math.isfinite(rate) and rate > 0):
+            raise InputError(f"{name} must be a positive number, got {rate}.")
     if not (math.isfinite(s.beta) and s.beta >= 0):
         raise InputError(f"--beta must be ≥ 0, got {s.beta}.")
 

@@ -125,6 +125,8 @@ METHOD_RUNS = {
                   "learning_starts=100", "--eval-episodes", "1", "--out", "{tmp}/rl", "--quiet"], None,
                  lambda out: '"phase": "eval"' in out.splitlines()[-1]),
     "zoo": (["zoo", "list", "--format", "jsonl"], None, lambda out: '"tiny-moe"' in out),
+    "reward length": (["reward", "length", "--demo", "--format", "jsonl"], None,
+                      lambda out: len(out.splitlines()) == 20 and '"l_opt"' in out),
     "llm": (["llm", "chat", "--llm", "scripted:demo", "say: ready", "--format", "json"], None,
             lambda out: json.loads(out)["backend"].startswith("scripted")),
     "io": (["io", "convert", "-", "--input-format", "csv", "--format", "jsonl"], "a,b\n1,2\n",

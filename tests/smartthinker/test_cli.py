@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 GROUP = "".join(json.dumps({"group": "p1", "length": x, "correct": c}) + "\n"
-                for x, c in zip([100, 120, 300, 400, 90, 500, 250, 350], [1, 1, 1, 0, 0, 1, 0, 1]))
+                for x, c in zip([100, 120, 300, 400, 90, 500, 250, 350], [1, 1, 1, 0, 0, 1, 0, 1], strict=True))
 
 
 def test_help(run_cli):
@@ -25,7 +25,7 @@ def test_reward_length_stdin_and_file(run_cli, tmp_path):
     f = tmp_path / "g.csv"
     f.write_text("group,length,correct\n" + "".join(f"p1,{x},{c}\n" for x, c in
                  zip([100, 120, 300, 400, 90, 500, 250, 350], ["true", "true", "true", "false", "false", "yes",
-                                                                "no", "1"])))
+                                                                "no", "1"], strict=True)))
     r2 = run_cli("reward", "length", str(f), "--format", "jsonl")
     assert r2.code == 0, r2.stderr
     assert [json.loads(line)["reward"] for line in r2.stdout.splitlines()] == pytest.approx(

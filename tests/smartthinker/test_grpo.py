@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from mlx26.core.common.errors import RunFailure
 
 

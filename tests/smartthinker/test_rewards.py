@@ -6,7 +6,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
 from mlx26.core.common.errors import InputError
 from mlx26.core.smartthinker import rewards as R
 
@@ -18,9 +17,9 @@ def test_worked_example_against_an_independent_computation():
     L, a = np.array(WORKED_L, float), np.array(WORKED_A, bool)
     # independent: numpy population variances decide the branch; exact fractions for alpha
     assert np.var(L[a]) > np.var(L)  # sigma_c^2 > sigma_a^2 → l_opt = min L = 90
-    pen = [Fraction(x - 90) if c else Fraction(0) for x, c in zip(WORKED_L, WORKED_A)]
+    pen = [Fraction(x - 90) if c else Fraction(0) for x, c in zip(WORKED_L, WORKED_A, strict=True)]
     acc = Fraction(sum(WORKED_A), len(WORKED_A))
-    alpha = (1 - acc) / (max(p for p, c in zip(pen, WORKED_A) if c) - sum(pen) / len(pen) + Fraction(1, 10**6))
+    alpha = (1 - acc) / (max(p for p, c in zip(pen, WORKED_A, strict=True) if c) - sum(pen) / len(pen) + Fraction(1, 10**6))
     res = R.smartthinker(WORKED_L, [bool(c) for c in WORKED_A])
     assert res.l_opt == 90
     assert res.alpha == pytest.approx(float(alpha), rel=1e-12)
@@ -101,10 +100,10 @@ def test_permutation_invariance_and_group_mean_guarantee():
         res_p = R.smartthinker([lengths[i] for i in perm], [correct[i] for i in perm])
         assert res_p.l_opt == pytest.approx(res.l_opt) and res_p.alpha == pytest.approx(res.alpha)
         assert res_p.rewards == pytest.approx([res.rewards[i] for i in perm])
-        assert all(r == 0.0 for r, c in zip(res.rewards, correct) if not c)  # wrong responses: reward 0
+        assert all(r == 0.0 for r, c in zip(res.rewards, correct, strict=True) if not c)  # wrong responses: reward 0
         if 0 < sum(correct) < n:
             mean = sum(res.rewards) / n
-            worst = min(r for r, c in zip(res.rewards, correct) if c)
+            worst = min(r for r, c in zip(res.rewards, correct, strict=True) if c)
             assert worst >= mean - 1e-6
 
 
