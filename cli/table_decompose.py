@@ -218,7 +218,7 @@ def evaluate(
       mlx26 table-decompose eval --aitqa AITQA/raw_data --table tab-5   # holds aitqa_tables.jsonl
       mlx26 table-decompose eval --gold AITQA/raw_data/aitqa_tables.jsonl --render html --limit 20
       mlx26 table-decompose eval --gold hitab/statcan.json --gold-format hitab
-      mlx26 table-decompose eval --gold-format mlx26 --gold tests/table_decompose/statcan_gold --tables ../shared/data/hitab-statcan --split heldout
+      mlx26 table-decompose eval --gold-format mlx26 --gold gold/statcan_9.json --tables hitab-statcan/ --split heldout
 
     mlx26 gold (--gold-format mlx26) is hand-annotated row and column paths per source table
     (format: tests/table_decompose/statcan_gold/README.md), scored on the original XLSX/HTML.
