@@ -404,6 +404,23 @@ def _hierarchy_evidence(rows: _Rows, body: list[int], L: int = 1) -> bool:
     return len(indents) > 1
 
 
+def _blank_filled_left(rows: _Rows, body: list[int], c: int) -> bool:
+    """Column c-1 (a row-header column) is blank beside a text label in column c, with data to the right.
+
+    The blank can only be forward-filled from above when column c is a row-header column too
+    (the filled label is the parent of column c's label): "Males, 15-24 | …" then ", 25-54 | …".
+    """
+    grid = rows.grid
+    for r in body:
+        o = grid.owner[r][c - 1]
+        if o != EMPTY_SLOT and grid.cells[o].label:
+            continue
+        data = any(grid.label_at(r, k) and grid.cells[grid.owner[r][k]].col > c for k in range(c + 1, grid.n_cols))
+        if data and typed_text(rows, r, c):
+            return True
+    return False
+
+
 def typed_text(rows: _Rows, r: int, c: int) -> bool:
     cell = rows.grid.cell_at(r, c)
     return bool(cell and cell.label and cell.col == c and typed(cell).kind == TEXT)
@@ -483,7 +500,8 @@ def _scan_left(rows: _Rows, header: list[int], body: list[int], decide: Callable
             break
         if labelled:
             evidence = (c == 0 and _hierarchy_evidence(rows, body)) or (
-                c == L and _corner_spans_header(rows, header, c) and _numbers_right_of(rows, body, c))
+                c == L and _corner_spans_header(rows, header, c) and _numbers_right_of(rows, body, c)) or (
+                c == L and c > 0 and _blank_filled_left(rows, body, c))
             default = str(c + 1) if evidence else str(c)
             if decide is None:
                 choice = default

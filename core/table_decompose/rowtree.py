@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mlx26.core.table_decompose.cells import is_total_label
-from mlx26.core.table_decompose.grid import EMPTY_SLOT, Grid
+from mlx26.core.table_decompose.cells import TEXT, is_total_label
+from mlx26.core.table_decompose.grid import EMPTY_SLOT, Grid, typed
 from mlx26.core.table_decompose.regions import Layout
 from mlx26.core.table_decompose.trees import Node, Tree
 
@@ -81,6 +81,12 @@ def row_tree(grid: Grid, layout: Layout, decide: Callable[..., str], warnings: l
                 filled = current[k]
                 if filled is not None:
                     path.append(filled)  # forward fill (implicit rowspan)
+        if rightmost < 0 and not empty[r] and position and paths.get(body[position - 1]) \
+                and _text_beside(grid, r, L) and blocks.get(body[position - 1]) == block:
+            # every row-header slot blank, a text label right beside them and data: the row continues
+            # the one above (an implicit rowspan the reader did not see, e.g. with --header-cols too small)
+            paths[r] = _attach(tree, grid, list(paths[body[position - 1]]), r, False, warnings)
+            continue
         if rightmost < last:
             if ids:
                 stack.clear()
@@ -188,6 +194,11 @@ def _blocks(grid: Grid, layout: Layout) -> dict[int, int]:
             if o != EMPTY_SLOT:
                 out[r] = o
     return out
+
+
+def _text_beside(grid: Grid, r: int, L: int) -> bool:
+    cell = grid.cell_at(r, L)
+    return bool(cell and cell.label and cell.row == r and cell.col == L and typed(cell).kind == TEXT)
 
 
 def nodes_total(tree: Tree, node_id: int) -> bool:

@@ -185,3 +185,25 @@ def test_footnote_marks_notes_totals_and_spacer_rows():
     assert dec.lines()[-1] == "Households > Motor fuel | 2015 r = .."
     assert {r["unit"] for r in dec.records} == {"kilotonnes"}
     assert dec.records[0]["total"] is True
+
+
+def _csv(text: str, **kw):
+    return decompose(load_grid(text.encode("utf-8"), fmt="csv"), **kw)
+
+
+def test_a_blank_filled_row_header_column_makes_the_labelled_column_beside_it_a_row_header_too():
+    text = "Sex,Age,2019,2020\nMales,15-24,100,90\n,25-54,500,480\nFemales,15-24,95,85\n,25-54,510,470\n"
+    expected = ["Males > 15-24 | 2019 = 100", "Males > 15-24 | 2020 = 90", "Males > 25-54 | 2019 = 500",
+                "Males > 25-54 | 2020 = 480", "Females > 15-24 | 2019 = 95", "Females > 15-24 | 2020 = 85",
+                "Females > 25-54 | 2019 = 510", "Females > 25-54 | 2020 = 470"]
+    dec = _csv(text)
+    assert dec.layout.L == 2 and dec.lines() == expected
+    assert dec.row_dims == ["Sex", "Age"]
+    rows = [line.split(",") for line in text.strip().split("\n")]
+    xlsx = _xlsx([[v or None for v in row] for row in rows])
+    assert xlsx.layout.L == 2 and xlsx.lines() == expected
+
+
+def test_a_blank_row_header_is_filled_from_above_even_when_header_cols_is_too_small():
+    dec = _csv("Sex,Age,2019,2020\nMales,15-24,100,90\n,25-54,500,480\n", header_cols=1)
+    assert dec.lines()[3:] == ["Males | Age = 25-54", "Males | 2019 = 500", "Males | 2020 = 480"]
