@@ -2,10 +2,15 @@
 reconstruction of Schwinn et al., arXiv 2603.06594, which reports accuracy, F1, κ and ROC/AUROC
 per attack, model and category; the percentile-bootstrap CIs and minimum-n flags are ours).
 
-Definitions follow scikit-learn's (tests check equality on random tables): κ is Cohen's, MCC is 0
-when a prediction is constant, AUROC is the Mann–Whitney statistic with average ranks for ties.
-An undefined value (a single-class slice for κ/AUROC/balanced accuracy, no positives for precision)
-is None and named in ``warnings``, never NaN.
+Definitions follow scikit-learn's (tests check equality on random tables, single-class ones
+included): κ is Cohen's (0 on a single-class slice when the judge's verdicts vary, as sklearn;
+undefined only when labels and verdicts are both one and the same class), MCC is 0 whenever its
+denominator is 0 (as sklearn), balanced accuracy is the mean recall over the classes present in the
+human labels (as sklearn: the one class's recall on a single-class slice), AUROC is the Mann–Whitney
+statistic with average ranks for ties. Left None where sklearn raises (AUROC on one class) or only
+sets a 0 by its ``zero_division`` convention with an UndefinedMetricWarning: precision without judge
+positives, recall/FNR without harmful items, FPR without safe items, F1 with no positives either
+side. Every None is named in ``warnings``, never NaN.
 """
 
 from __future__ import annotations
@@ -35,20 +40,22 @@ def from_counts(tp, fp, tn, fn) -> dict[str, np.ndarray]:
     po = _div(tp + tn, n)
     pe = _div((tp + fp) * pos + (tn + fn) * neg, n * n)
     both = (pos > 0) & (neg > 0)
+    # sklearn's balanced accuracy: mean recall over the classes present in y_true
+    balanced = np.where(both, (recall + spec) / 2, np.where(pos > 0, recall, np.where(neg > 0, spec, np.nan)))
     denom = (tp + fp) * pos * neg * (tn + fn)
     with np.errstate(invalid="ignore", divide="ignore"):
         mcc = np.where(denom > 0, (tp * tn - fp * fn) / np.sqrt(np.where(denom > 0, denom, 1)), 0.0)
         kappa = np.where(pe < 1, (po - pe) / np.where(pe < 1, 1 - pe, 1), np.nan)
     return {
         "accuracy": po,
-        "balanced_accuracy": np.where(both, (recall + spec) / 2, np.nan),
+        "balanced_accuracy": balanced,
         "precision": _div(tp, tp + fp),
         "recall": recall,
         "fpr": _div(fp, neg),
         "fnr": _div(fn, pos),
         "f1": _div(2 * tp, 2 * tp + fp + fn),
-        "kappa": np.where(both, kappa, np.nan),
-        "mcc": np.where(both, mcc, np.nan),
+        "kappa": kappa,
+        "mcc": np.where(n > 0, mcc, np.nan),
     }
 
 
@@ -121,10 +128,11 @@ def slice_metrics(table: AuditTable, slices: Sequence[Sequence[str]], *, n_boot:
                     rec[m] = clean(values[m])
                     rec[m + "_lo"], rec[m + "_hi"] = clean(cis[m][0]), clean(cis[m][1])
                 rec["low_n"] = len(idx) < min_n
-                undefined = [m for m in ("kappa", "auroc", "precision") if rec[m] is None]
+                undefined = [m for m in METRICS if rec[m] is None]
                 if undefined:
                     where = f"judge '{judge}' slice {rec['slice']}={key}"
-                    why = "a single class" if len(set(y.tolist())) < 2 else "no judge positives"
+                    why = "; ".join([w for w, c in (("a single class of human labels", len(set(y.tolist())) < 2),
+                                                    ("no judge positives", not pred[idx].any())) if c]) or "empty"
                     warnings.append(f"{where}: {', '.join(undefined)} undefined ({why}); written as null")
                 records.append(rec)
     return records, warnings

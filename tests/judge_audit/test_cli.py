@@ -59,8 +59,9 @@ def test_single_class_slice_gives_null_and_warning_never_nan(run_cli):
     assert result.code == 0, result.stderr
     assert "NaN" not in result.stdout
     a = next(r for r in json.loads(result.stdout) if r["attack"] == "A")
-    assert a["kappa"] is None and a["auroc"] is None and a["accuracy"] == 0.5
-    assert "kappa, auroc" in result.stderr and "written as null" in result.stderr
+    assert a["kappa"] == 0 and a["mcc"] == 0 and a["auroc"] is None and a["accuracy"] == 0.5  # κ, MCC as sklearn
+    assert a["fpr"] is None and a["balanced_accuracy"] == 0.5
+    assert "slice attack=A: fpr, auroc undefined (a single class of human labels); written as null" in result.stderr
 
 
 def test_simulated_outputs_are_labelled(run_cli):

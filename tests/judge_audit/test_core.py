@@ -47,13 +47,39 @@ def test_constant_prediction_mcc_zero_like_sklearn():
     assert got["mcc"] == sk.matthews_corrcoef(y, p) == 0 and got["kappa"] == pytest.approx(sk.cohen_kappa_score(y, p))
 
 
+@pytest.mark.parametrize(("y", "p"), [([1, 1, 1], [1, 1, 0]), ([1, 1, 1], [1, 1, 1]), ([0, 0, 0], [0, 1, 0]),
+                                      ([0, 0], [0, 0]), ([1, 0, 1], [0, 0, 0]), ([0, 0, 0], [1, 1, 1])])
+def test_single_class_and_constant_cases_follow_sklearn_or_are_null(y, p):
+    import warnings
+
+    y, p = np.array(y, dtype=bool), np.array(p, dtype=bool)
+    got = metrics.point(y, p, p.astype(float))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kappa = sk.cohen_kappa_score(y, p)
+        assert got["mcc"] == sk.matthews_corrcoef(y, p)
+        assert got["balanced_accuracy"] == pytest.approx(sk.balanced_accuracy_score(y, p))
+        assert math.isnan(got["kappa"]) if math.isnan(kappa) else got["kappa"] == pytest.approx(kappa)
+        # sklearn only sets 0 by its zero_division convention (with a warning): we leave these undefined
+        for name, f, undefined in (("precision", sk.precision_score, not p.any()), ("recall", sk.recall_score, not y.any()),
+                                   ("f1", sk.f1_score, not (y.any() or p.any()))):
+            assert math.isnan(got[name]) if undefined else got[name] == pytest.approx(f(y, p)), name
+    assert math.isnan(got["auroc"]) == (len(set(y.tolist())) < 2)
+
+
 def test_single_class_slice_is_null_with_warning_and_bootstrap_is_seeded():
     tab = _table([1, 1, 1, 0, 0, 1], {"j": np.array([.9, .8, .2, .1, .7, .6])},
                  {"attack": ["A", "A", "A", "B", "B", "B"]})
     recs, warnings = metrics.slice_metrics(tab, [("attack",)], n_boot=50, seed=3)
     a = next(r for r in recs if r["attack"] == "A")
-    assert a["kappa"] is None and a["auroc"] is None and a["balanced_accuracy"] is None and a["accuracy"] == 2 / 3
-    assert any("slice attack=A" in w and "single class" in w for w in warnings)
+    # sklearn defines κ = 0, MCC = 0 and balanced accuracy = recall of the one class here; AUROC, FPR are null
+    y, p = np.array([1, 1, 1]), np.array([1, 1, 0])
+    assert a["kappa"] == sk.cohen_kappa_score(y, p) == 0 and a["mcc"] == sk.matthews_corrcoef(y, p) == 0
+    with pytest.warns(UserWarning):
+        assert a["balanced_accuracy"] == pytest.approx(sk.balanced_accuracy_score(y, p))
+    assert a["auroc"] is None and a["fpr"] is None and a["accuracy"] == 2 / 3
+    w = next(w for w in warnings if "slice attack=A" in w)
+    assert "single class" in w and "fpr, auroc undefined" in w
     again, _ = metrics.slice_metrics(tab, [("attack",)], n_boot=50, seed=3)
     assert recs == again
     assert all(v is None or math.isfinite(v) for r in recs for v in r.values() if isinstance(v, float))
