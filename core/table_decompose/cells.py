@@ -139,6 +139,28 @@ def is_units_only(text: str) -> bool:
     return bool(s) and len(s) <= 40 and bool(_UNITS_ONLY.match(s)) and any(ch.isalpha() or ch in "$%¢'" for ch in s)
 
 
+_PERCENT_RE = re.compile(r"%|\bper\s*cent(?:age)?s?\b|\bpercent(?:age)?s?\b", re.IGNORECASE)
+
+
+def row_label_unit(label: str) -> str | None:
+    """The unit a row label names itself: ``%`` for "% Difference" / "Percentage change", the label
+    when it is only a unit ("number", "dollars"); None when it names none ("March", "Difference")."""
+    s = label_of(label)
+    if not s:
+        return None
+    if is_units_only(s):
+        return "%" if _PERCENT_RE.search(s) else s
+    return "%" if _PERCENT_RE.search(s) else None
+
+
+def same_unit(a: str, b: str) -> bool:
+    """Two unit labels name the same unit (``%`` = ``percent`` = ``percentage``; else case-folded equality)."""
+    pa, pb = bool(_PERCENT_RE.search(a)), bool(_PERCENT_RE.search(b))
+    if pa or pb:
+        return pa and pb
+    return label_of(a).lower() == label_of(b).lower()
+
+
 _TOTAL_RE = re.compile(r"^(total|all|grand total|sum|overall)\b|\btotal$|^both sexes$", re.IGNORECASE)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlx26.core.table_decompose.arbiter import Arbiter, Case
-from mlx26.core.table_decompose.cells import is_units_only
+from mlx26.core.table_decompose.cells import is_units_only, row_label_unit, same_unit
 from mlx26.core.table_decompose.coltree import column_tree, unit_labels
 from mlx26.core.table_decompose.grid import Grid
 from mlx26.core.table_decompose.lineage import line, lineage_records, markdown
@@ -126,10 +126,13 @@ def decompose(grid: Grid, *, header_rows: int | None = None, header_cols: int | 
     def arbitrated(r: int, c: int) -> bool:
         return any(case.covers(r, c) for case in decided) if decided else False
 
+    units = unit_labels(grid, layout)
+    row_units = _section_units(grid, layout)
+    _row_label_units(grid, layout, row_paths, units, row_units)
     records = lineage_records(grid, layout.L, layout.body_rows, row_paths, col_paths, row_dims=row_dims,
-                              units=unit_labels(grid, layout), key=key, arbitrated=arbitrated,
+                              units=units, key=key, arbitrated=arbitrated,
                               totals={n.id for n in rtree.nodes.values() if n.total},
-                              row_units=_section_units(grid, layout))
+                              row_units=row_units)
     return Decomposition(grid, layout, col_tree, rtree, col_paths, row_paths, row_dims, records, cases, warnings,
                          arbiter.name)
 
@@ -177,6 +180,28 @@ def _section_units(grid: Grid, layout: Layout) -> dict[int, dict[int, str]]:
         elif current:
             out[r] = current
     return out
+
+
+def _row_label_units(grid: Grid, layout: Layout, row_paths: dict[int, list[int]], units: dict[int, str],
+                     row_units: dict[int, dict[int, str]]) -> None:
+    """A row whose label names another unit than the header's units row keeps its own (in place).
+
+    "% Difference" under a "thousand of acres" units row is in percent: the deepest label of the
+    row path that names a unit (``cells.row_label_unit``: a ``%`` sign or percent word, or a
+    label that is only a unit) replaces the header unit of that row's cells. A label without a
+    unit word ("Difference", "Change") keeps the header unit. Units rows inside the body win.
+    """
+    if not units:
+        return
+    for r in layout.body_rows:
+        if r in row_units:
+            continue
+        own = next((u for x in reversed(row_paths.get(r, [])) if (u := row_label_unit(grid.cells[x].label))), None)
+        if own is None:
+            continue
+        override = {c: own for c, unit in units.items() if not same_unit(own, unit)}
+        if override:
+            row_units[r] = override
 
 
 def _row_dims(grid: Grid, layout: Layout) -> list[str]:

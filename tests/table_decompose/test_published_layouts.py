@@ -207,3 +207,21 @@ def test_a_blank_filled_row_header_column_makes_the_labelled_column_beside_it_a_
 def test_a_blank_row_header_is_filled_from_above_even_when_header_cols_is_too_small():
     dec = _csv("Sex,Age,2019,2020\nMales,15-24,100,90\n,25-54,500,480\n", header_cols=1)
     assert dec.lines()[3:] == ["Males | Age = 25-54", "Males | 2019 = 500", "Males | 2020 = 480"]
+
+
+def test_a_row_label_naming_another_unit_overrides_the_header_units_row():
+    dec = _xlsx([["Seeded area", "Canola", "Barley"],
+                 [None, "thousand of acres", None],
+                 ["2018", None, None],
+                 ["March", "21,383", "6,059"], ["June", "22,740", "6,499"], ["% Difference", "6.3", "7.3"],
+                 ["Difference", "1,357", "440"],
+                 ["2017", None, None],
+                 ["March", "22,387", "5,880"], ["Percentage change", "2.0", "-1.9"]],
+                merges=["A1:A2", "B2:C2"], bold=("A3", "A8"))
+    units = {(r["row_path"][-1], r["col_path"][-1]): r.get("unit") for r in dec.records}
+    assert units[("March", "Canola")] == "thousand of acres"
+    assert units[("% Difference", "Barley")] == "%"
+    assert units[("Percentage change", "Canola")] == "%"
+    assert units[("Difference", "Canola")] == "thousand of acres"  # no unit word: the header's unit holds
+    same = _xlsx([[None, "Canola"], [None, "percent"], ["March", "2.0"], ["% of total", "3.0"]], merges=["A1:A2"])
+    assert {r.get("unit") for r in same.records} == {"percent"}  # the same unit: the header's label is kept
