@@ -179,17 +179,38 @@ def _tables_on_sheet(values: list[tuple[int, int, Any]], merge_at: dict[tuple[in
                      ) -> list[tuple[int, int]]:
     """Row spans of the tables on a sheet: islands with numbers, each with the text-only islands above it.
 
-    A title or a note is an island too (agencies leave a blank row under the title): it joins
-    the table below it; a sheet whose islands hold numbers only once is one table.
+    A title is an island too (agencies leave a blank row under the title): it joins the table
+    below it. Notes under a table ("Note: r revised…", "Source: …", ``regions.reads_like_note``)
+    are an island after it: the leading rows of a text-only island that read like notes join
+    the table above, the rest (a title) the table below. A sheet whose islands hold numbers
+    only once is one table.
     """
     from mlx26.core.table_decompose.cells import NUMBER, parse_cell
+    from mlx26.core.table_decompose.regions import reads_like_note
 
     rows_with_numbers = {r for r, _, xl in values
                          if isinstance(xl.value, (int, float)) and not isinstance(xl.value, bool)
                          or isinstance(xl.value, str) and parse_cell(xl.value).kind == NUMBER}
+    texts: dict[int, list[str]] = {}
+    for r, c, xl in sorted(values, key=lambda t: (t[0], t[1])):
+        if xl.value is not None and str(xl.value).strip():
+            texts.setdefault(r, []).append(str(xl.value).strip())
+
+    def note(r: int) -> bool:  # a row holding one note-like text (or nothing: under a merge)
+        return r not in texts or (len(texts[r]) == 1 and r not in rows_with_numbers and reads_like_note(texts[r][0]))
+
     spans: list[tuple[int, int]] = []
     start: int | None = None
     for r0, r1 in _islands(values, merge_at):
+        if start is None and spans:
+            notes = r0
+            while notes <= r1 and note(notes):
+                notes += 1
+            if notes > r0 and any(r in texts for r in range(r0, notes)):
+                spans[-1] = (spans[-1][0], notes - 1)  # notes under the table above
+                r0 = notes
+            if r0 > r1:
+                continue
         if start is None:
             start = r0
         if any(r0 <= r <= r1 for r in rows_with_numbers) and r1 > r0:

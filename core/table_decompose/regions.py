@@ -39,6 +39,11 @@ _NOTE_RE = re.compile(
     r"e use with caution|f too unreliable|x suppressed|\.\.\.? not (applicable|available))", re.IGNORECASE)
 
 
+def reads_like_note(text: str) -> bool:
+    """A line that reads like a table note: ``Note``, ``Source``, ``(a)``, ``*``, ``E use with caution``, …"""
+    return bool(_NOTE_RE.match(text.strip()))
+
+
 @dataclass
 class Layout:
     """Where the caption, header, body and notes are; ``L`` leading columns are row headers."""

@@ -225,3 +225,30 @@ def test_a_row_label_naming_another_unit_overrides_the_header_units_row():
     assert units[("Difference", "Canola")] == "thousand of acres"  # no unit word: the header's unit holds
     same = _xlsx([[None, "Canola"], [None, "percent"], ["March", "2.0"], ["% of total", "3.0"]], merges=["A1:A2"])
     assert {r.get("unit") for r in same.records} == {"percent"}  # the same unit: the header's label is kept
+
+
+def test_notes_under_the_first_table_on_a_sheet_stay_with_it_not_with_the_next():
+    rows = [["Table 1: Sales", None, None], [], [None, "2023", "2024 r"], ["North", 10, 12], ["South", 7, 9], [],
+            ["Note: r revised.", None, None], ["Source: Sales survey.", None, None], [],
+            ["Table 2: Staff", None, None], [None, "Men", "Women"], ["North", 3, 4], ["South", 5, 6]]
+    wb = openpyxl.Workbook()
+    for row in rows:
+        wb.active.append(row)
+    buf = io.BytesIO()
+    wb.save(buf)
+    notices: list[str] = []
+    first = decompose(load_grid(buf.getvalue(), fmt="xlsx", notices=notices))
+    assert any("holds 2 tables (A1:C8, A10:C13)" in n for n in notices), notices
+    assert first.notes() == ["Note: r revised.", "Source: Sales survey."]
+    second = decompose(load_grid(buf.getvalue(), fmt="xlsx", cell_range="A10:C13"))
+    assert second.notes() == [] and second.captions() == ["Table 2: Staff"]
+    # a note line and the next table's title in one island: the note goes up, the title down
+    rows[8:9] = []
+    wb = openpyxl.Workbook()
+    for row in rows:
+        wb.active.append(row)
+    buf = io.BytesIO()
+    wb.save(buf)
+    notices.clear()
+    load_grid(buf.getvalue(), fmt="xlsx", notices=notices)
+    assert any("holds 2 tables (A1:C8, A9:C12)" in n for n in notices), notices
