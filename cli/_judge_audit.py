@@ -91,6 +91,47 @@ def labelled(records, tab):
     return [{"data": SIMULATED, **r} for r in records]
 
 
+WideOpt = Annotated[bool, typer.Option("--wide", help="On a terminal table show every column (default: a compact "
+                                     "table: judge, slices, n, accuracy [95% CI], balanced accuracy, κ, AUROC, "
+                                     "F1; n* = below --min-n). JSON/CSV/JSONL always carry every column.")]
+COMPACT = {"balanced_accuracy": "bal. acc.", "kappa": "kappa", "auroc": "auroc", "f1": "f1"}
+
+
+def _r(value) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def compact(records: list[dict[str, Any]], fmt, output, title: str) -> tuple[list[dict[str, Any]], str]:
+    """The metrics records as a terminal table shows them by default (every column stays in JSON/CSV/JSONL).
+
+    SIMULATED data is labelled in the table's title instead of a column; the ``slice`` column is left out when the
+    slice columns say it all (one group besides ``all``), and the ``all`` row reads ``(all)`` there.
+    """
+    from mlx26.cli._io import resolve_output_format
+
+    if resolve_output_format(fmt, output, False) != "table" or not records:
+        return records, title
+    if any(r.get("data") == SIMULATED for r in records):
+        title += f" ({SIMULATED} data)"
+    metric_keys = {"accuracy", "precision", "recall", "fpr", "fnr", "mcc", "prevalence", "low_n", "n", *COMPACT}
+    slice_cols = [k for k in records[0] if k not in metric_keys | {"slice", "judge", "data"}
+                  and not k.endswith(("_lo", "_hi"))]
+    show_slice = len({r["slice"] for r in records} - {"all"}) > 1
+    out = []
+    for r in records:
+        row = {"judge": r["judge"]}
+        if show_slice:
+            row["slice"] = r["slice"]
+        for i, c in enumerate(slice_cols):
+            row[c] = "(all)" if r["slice"] == "all" and i == 0 else ("" if r[c] is None else r[c])
+        row["n"] = f"{r['n']}{'*' if r.get('low_n') else ''}"
+        row["accuracy [95% CI]"] = (f"{_r(r['accuracy'])} [{_r(r['accuracy_lo'])}, {_r(r['accuracy_hi'])}]"
+                                    if r.get("accuracy_lo") is not None else _r(r["accuracy"]))
+        row.update({COMPACT[m]: _r(r[m]) for m in COMPACT})
+        out.append(row)
+    return out, title
+
+
 def slices(specs: list[str] | None, default: tuple[str, ...]) -> list[tuple[str, ...]]:
     groups: list[tuple[str, ...]] = [()]
     for spec in specs if specs is not None else list(default):

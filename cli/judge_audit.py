@@ -38,6 +38,8 @@ from mlx26.cli._judge_audit import (
     SeedOpt,
     SimulatedOpt,
     SliceOpt,
+    WideOpt,
+    compact,
     labelled,
     load_table,
     slices,
@@ -65,9 +67,13 @@ def metrics_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulated
                 slice: SliceOpt = None,
                 n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for the 95% CIs.", min=0)] = 1000,
                 min_n: Annotated[int, typer.Option("--min-n", help="Flag slices with fewer items (low_n).", min=1)] = 30,
-                plot: PlotOpt = None, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto,
-                force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                wide: WideOpt = False, plot: PlotOpt = None, output: OutputOpt = None,
+                fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Per judge × slice value: accuracy, balanced accuracy, precision, recall, FPR, FNR, F1, κ, MCC, AUROC (+ CIs).
+
+    On a terminal a compact table (judge, slices, n, accuracy [95% CI], balanced accuracy, κ, AUROC,
+    F1; --wide for every column); JSON, JSONL and CSV always carry every metric with its _lo/_hi CI.
+    κ, MCC and balanced accuracy follow scikit-learn on single-class slices; undefined values are null.
 
     \b
     Examples:
@@ -83,7 +89,10 @@ def metrics_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulated
     records, warnings = metrics.slice_metrics(tab, groups, n_boot=n_boot, seed=seed, min_n=min_n)
     for w in warnings:
         notice(f"judge-audit: warning: {w}", quiet)
-    emit(labelled(records, tab), output, fmt, force=force, title="judge-audit metrics")
+    rows, title = labelled(records, tab), "judge-audit metrics"
+    if not wide:
+        rows, title = compact(rows, fmt, output, title)
+    emit(rows, output, fmt, force=force, title=title)
     if plot:
         plots.roc(tab, groups[-1], plot)
         notice(f"judge-audit: wrote {plot}", quiet)

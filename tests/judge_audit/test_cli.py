@@ -230,3 +230,16 @@ def test_entry_point_pipeline(mlx26_exe, subprocess_env):
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("data,judge,attack,n,judge_asr,human_asr") and lines[1].startswith("SIMULATED,refusal,")
     assert "SIMULATED data" in proc.stderr
+
+
+def test_terminal_table_is_compact_and_wide_or_json_keep_every_column(run_cli):
+    args = ["judge-audit", "metrics", "--simulated", "--slice", "attack", "--n-boot", "50", "--quiet"]
+    table = run_cli(*args, "--format", "table")
+    assert table.code == 0, table.stderr
+    assert "…" not in table.stdout and "accuracy [95% CI]" in table.stdout and "(SIMULATED data)" in table.stdout
+    assert "bal. acc." in table.stdout and "kappa" in table.stdout and "fnr" not in table.stdout
+    assert "(all)" in table.stdout and "BoN" in table.stdout
+    assert table.stdout.splitlines()[1].count("┳") == 7  # judge, attack, n, accuracy [CI], bal. acc., κ, AUROC, F1
+    assert run_cli(*args, "--format", "table", "--wide").stdout.splitlines()[1].count("┳") > 30
+    rows = _jsonl(run_cli(*args, "--format", "jsonl").stdout)
+    assert {"fnr_lo", "mcc_hi", "prevalence", "low_n", "data"} <= set(rows[0])
