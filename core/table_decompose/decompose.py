@@ -205,9 +205,14 @@ def _row_label_units(grid: Grid, layout: Layout, row_paths: dict[int, list[int]]
 
 
 def _row_dims(grid: Grid, layout: Layout) -> list[str]:
-    """Corner labels (header rows, columns left of L, not spanning data columns): row-dimension names."""
+    """Corner labels (header rows, columns left of L, not spanning data columns): row-dimension names.
+
+    The top header row that became a row-block label (``regions._block_rows``) keeps its corner
+    labels: they still name the row dimensions.
+    """
     out: list[str] = []
-    for r in layout.header_rows:
+    first = min(layout.header_rows + layout.body_rows, default=0)
+    for r in sorted(set(layout.header_rows) | {b for b in layout.block_rows if b < first}):
         for c in range(layout.L):
             cell = grid.cell_at(r, c)
             if cell and cell.label and cell.row == r and cell.col == c and cell.last_col < layout.L:

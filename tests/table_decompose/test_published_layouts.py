@@ -149,6 +149,8 @@ def test_a_year_over_every_column_restated_in_the_body_heads_row_blocks():
     assert dec.lines()[2] == "2004 > Total | 95% confidence interval > To = 24.5"
     assert dec.lines()[-1] == "2015 > Total | 95% confidence interval > To = 32.4"
     assert all(r["text"] != "2015" for r in dec.records)
+    assert dec.row_dims == ["Age"]  # the corner label of the top row, which became a block row
+    assert dec.records[0]["row_dims"] == ["Age"] and dec.trees()["row_dims"] == ["Age"]
 
 
 def test_a_section_ends_where_a_row_resumes_the_list_it_interrupted():
