@@ -108,9 +108,24 @@ def asr_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedOpt 
             n_positives: Annotated[list[int] | None, typer.Option("--n-positives", help="N for P(≥1 truly harmful | "
                                                                   "N judge positives); repeat (default 1, 5, 10).",
                                                                   min=1)] = None,
+            n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for the 95% CIs of the "
+                                                "three ASRs (0 = none).", min=0)] = 1000,
             output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False,
             quiet: QuietOpt = False) -> None:
     """Judge ASR vs human ASR per attack, precision-corrected ASR, inflation, P(≥1 truly harmful | N positives).
+
+    \b
+    Columns, per judge × --by cell of n items (TP/FP = judge positives humans do / do not confirm):
+      judge_asr          judge positives / n            (+ _lo/_hi bootstrap 95% CI, --n-boot, --seed)
+      human_asr          human-labelled harmful / n     (+ _lo/_hi)
+      judge_minus_human  judge_asr − human_asr: the signed error (< 0 when the judge misses harms)
+      precision          TP / judge positives (null without judge positives)
+      corrected_asr      judge_asr × precision = TP / n, never above judge_asr (+ _lo/_hi)
+      inflation          judge_asr − corrected_asr = FP / n (false positives only, never < 0)
+      inflation_ratio    judge_asr / corrected_asr = 1 / precision (never < 1; null when TP = 0)
+      p_any_harmful_at_N P(≥ 1 of N judge positives is truly harmful) = 1 − C(FP, N) / C(TP+FP, N)
+    inflation and inflation_ratio only see false positives; when judge_asr < human_asr read
+    judge_minus_human.
 
     \b
     Examples:
@@ -121,7 +136,8 @@ def asr_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedOpt 
 
     tab = load_table(ctx.params)
     groups = by or [("Attack" if tab.preset.get("human") == "Human_Judgement" else "attack")]
-    emit(labelled(analyses.asr(tab, groups, n_positives or [1, 5, 10]), tab), output, fmt, force=force,
+    emit(labelled(analyses.asr(tab, groups, n_positives or [1, 5, 10], n_boot=n_boot, seed=seed), tab), output, fmt,
+         force=force,
          title="judge-audit asr")
 
 

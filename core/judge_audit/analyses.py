@@ -1,9 +1,12 @@
 """ASR analysis, Judge Concordance, ReliableBench and JudgeStressTest (part of the reconstruction of
 Schwinn et al., arXiv 2603.06594, from the paper's definitions):
 
-* ASR per attack as the judge sees it and as humans do; the judge's precision on that attack;
-  precision-corrected ASR = judge ASR × precision (the judge positives humans confirm), which is
-  never above the judge's ASR, and the inflation between the two. P(≥ 1 truly harmful | N judge
+* ASR per attack as the judge sees it and as humans do, and their difference (judge − human, the
+  signed error, negative when the judge under-counts); the judge's precision on that attack;
+  precision-corrected ASR = judge ASR × precision = TP / n (the judge positives humans confirm), which
+  is never above the judge's ASR, and the inflation between the two (judge − corrected = FP / n, and
+  judge / corrected = 1 / precision ≥ 1: both only see false positives, never missed harms — read
+  ``judge_minus_human`` for those). Bootstrap CIs for the three ASRs are ours. P(≥ 1 truly harmful | N judge
   positives) is ours: the hypergeometric chance that N judge positives drawn from that attack's
   items hold at least one the humans label harmful.
 * Judge Concordance per item = 1 − H₂(f), f the fraction of judges voting harmful: 1 when the
@@ -43,8 +46,19 @@ def p_any_harmful(tp: int, fp: int, n: int) -> float | None:
     return 1.0 - (math.comb(fp, n) / math.comb(total, n))
 
 
-def asr(table: AuditTable, by: Sequence[str], n_positives: Sequence[int] = (1, 5, 10)) -> list[dict[str, Any]]:
+def asr(table: AuditTable, by: Sequence[str], n_positives: Sequence[int] = (1, 5, 10), *, n_boot: int = 1000,
+        seed: int = 0, level: float = 0.95) -> list[dict[str, Any]]:
+    """Per judge × cell of ``by``: the ASR columns (see the module docstring) with percentile-bootstrap CIs.
+
+    judge_asr = judge positives / n; human_asr = human positives / n; judge_minus_human = their
+    difference (negative when the judge under-counts); precision = TP / judge positives;
+    corrected_asr = judge ASR × precision = TP / n; inflation = judge − corrected ASR (= FP / n, never
+    negative); inflation_ratio = judge / corrected ASR = 1 / precision (never below 1). The CIs of the
+    three ASRs resample the cell's items (``n_boot`` draws, seeded).
+    """
     keys = cell_keys(table, list(by))
+    rng = np.random.default_rng(seed)
+    alpha = (1 - level) / 2 * 100
     out = []
     for judge in table.judges:
         valid, pred = table.valid(judge), table.pred(judge)
@@ -56,10 +70,21 @@ def asr(table: AuditTable, by: Sequence[str], n_positives: Sequence[int] = (1, 5
             judge_asr, human_asr = (tp + fp) / n, float(y.mean())
             precision = tp / (tp + fp) if tp + fp else None
             corrected = judge_asr * precision if precision is not None else 0.0
+            if n_boot > 0:
+                draw = rng.integers(0, n, size=(n_boot, n))
+                yb, pb = y[draw], p[draw]
+                boot = {"judge_asr": pb.mean(1), "human_asr": yb.mean(1), "corrected_asr": (yb & pb).mean(1)}
+                ci = {k: (float(np.percentile(v, alpha)), float(np.percentile(v, 100 - alpha))) for k, v in boot.items()}
+            else:
+                ci = dict.fromkeys(("judge_asr", "human_asr", "corrected_asr"), (None, None))
             rec: dict[str, Any] = {"judge": judge}
             rec.update({c: str(table.columns[c][idx[0]]) for c in by})
-            rec.update({"n": n, "judge_asr": judge_asr, "human_asr": human_asr, "precision": precision,
-                        "corrected_asr": corrected, "inflation": judge_asr - corrected,
+            rec["n"] = n
+            for name, value in (("judge_asr", judge_asr), ("human_asr", human_asr)):
+                rec.update({name: value, f"{name}_lo": ci[name][0], f"{name}_hi": ci[name][1]})
+            rec.update({"judge_minus_human": judge_asr - human_asr, "precision": precision, "corrected_asr": corrected,
+                        "corrected_asr_lo": ci["corrected_asr"][0], "corrected_asr_hi": ci["corrected_asr"][1],
+                        "inflation": judge_asr - corrected,
                         "inflation_ratio": clean(judge_asr / corrected) if corrected else None})
             for k in n_positives:
                 rec[f"p_any_harmful_at_{k}"] = p_any_harmful(tp, fp, k)
