@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from mlx26.cli._errors import UsageError, unknown_name
+from mlx26.cli._errors import InputError, UsageError, unknown_name
 from mlx26.cli._io import InputFormat, notice
 from mlx26.core.judge_audit.spec import HUMAN_SCALES, PRESETS, SIM_JUDGES, SIMULATED
 
@@ -35,6 +35,9 @@ JudgeThresholdOpt = Annotated[float, typer.Option("--judge-threshold", help="Jud
                                                   "score ≥ this.")]
 BalanceOpt = Annotated[list[str] | None, typer.Option("--balance", help="Class-balance every cell of these "
                                                       "columns (crossed) by subsampling; repeat.", metavar="COL")]
+CompleteOpt = Annotated[bool, typer.Option("--complete-cases", help="Keep only the items every selected judge "
+                                           "scored, so judges are compared on the same items (the dropped count "
+                                           "goes to stderr).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the simulator, balancing and bootstrap.", min=0)]
 SliceOpt = Annotated[list[str] | None, typer.Option("--slice", help="Slice column; A,B crosses columns; repeat.",
                                                     metavar="COL")]
@@ -70,6 +73,19 @@ def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool 
                       judge_scales=table.parse_scales(p.get("judge_scale") or [], [n for n, _ in judges]),
                       judge_threshold=p.get("judge_threshold", 0.5), simulated=simulated)
     tab.preset = preset  # type: ignore[attr-defined]
+    if p.get("complete_cases") and tab.judges:
+        import numpy as np
+
+        keep = np.flatnonzero(np.all([tab.valid(j) for j in tab.judges], axis=0))
+        if not len(keep):
+            raise InputError("--complete-cases left no items: no item has a score from every judge.",
+                             "select fewer judges, or drop --complete-cases")
+        dropped = tab.n - len(keep)
+        tab = tab.subset(keep)
+        tab.preset = preset  # type: ignore[attr-defined]
+        tab.notes = [n for n in tab.notes if "without a score dropped for this judge" not in n]
+        tab.notes.append(f"--complete-cases: {dropped} item(s) without a score from every judge dropped; "
+                         f"{tab.n} kept")
     if p.get("balance"):
         import numpy as np
 

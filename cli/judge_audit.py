@@ -24,6 +24,7 @@ from mlx26.cli._io import (
 )
 from mlx26.cli._judge_audit import (
     BalanceOpt,
+    CompleteOpt,
     HumanOpt,
     HumanScaleOpt,
     HumanThresholdOpt,
@@ -63,7 +64,7 @@ def _start(output, force, plot=None):
 def metrics_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedOpt = False, input_format: InputFormatOpt = A,
                 preset: PresetOpt = None, id: IdOpt = None, human: HumanOpt = None, human_scale: HumanScaleOpt = "auto",
                 human_threshold: HumanThresholdOpt = None, judge: JudgeOpt = None, judge_scale: JudgeScaleOpt = None,
-                judge_threshold: JudgeThresholdOpt = 0.5, balance: BalanceOpt = None, seed: SeedOpt = 0,
+                judge_threshold: JudgeThresholdOpt = 0.5, balance: BalanceOpt = None, complete_cases: CompleteOpt = False, seed: SeedOpt = 0,
                 slice: SliceOpt = None,
                 n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for the 95% CIs.", min=0)] = 1000,
                 min_n: Annotated[int, typer.Option("--min-n", help="Flag slices with fewer items (low_n).", min=1)] = 30,
@@ -102,7 +103,7 @@ def metrics_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulated
 def asr_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedOpt = False, input_format: InputFormatOpt = A,
             preset: PresetOpt = None, id: IdOpt = None, human: HumanOpt = None, human_scale: HumanScaleOpt = "auto",
             human_threshold: HumanThresholdOpt = None, judge: JudgeOpt = None, judge_scale: JudgeScaleOpt = None,
-            judge_threshold: JudgeThresholdOpt = 0.5, balance: BalanceOpt = None, seed: SeedOpt = 0,
+            judge_threshold: JudgeThresholdOpt = 0.5, balance: BalanceOpt = None, complete_cases: CompleteOpt = False, seed: SeedOpt = 0,
             by: Annotated[list[str] | None, typer.Option("--by", help="Group column (default the attack column); "
                                                          "repeat to cross.", metavar="COL")] = None,
             n_positives: Annotated[list[int] | None, typer.Option("--n-positives", help="N for P(≥1 truly harmful | "
@@ -146,7 +147,7 @@ def concordance_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simul
                     input_format: InputFormatOpt = A, preset: PresetOpt = None, id: IdOpt = None, human: HumanOpt = None,
                     human_scale: HumanScaleOpt = "auto", human_threshold: HumanThresholdOpt = None,
                     judge: JudgeOpt = None, judge_scale: JudgeScaleOpt = None, judge_threshold: JudgeThresholdOpt = 0.5,
-                    balance: BalanceOpt = None, seed: SeedOpt = 0,
+                    balance: BalanceOpt = None, complete_cases: CompleteOpt = False, seed: SeedOpt = 0,
                     summary: Annotated[bool, typer.Option("--summary", help="One record per concordance bin (n, "
                                                           "majority and per-judge accuracy) instead of per item.")] = False,
                     bins: Annotated[int, typer.Option("--bins", help="Concordance bins for --summary.", min=1)] = 5,
@@ -171,7 +172,7 @@ def reliable_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulate
                  input_format: InputFormatOpt = A, preset: PresetOpt = None, id: IdOpt = None, human: HumanOpt = None,
                  human_scale: HumanScaleOpt = "auto", human_threshold: HumanThresholdOpt = None, judge: JudgeOpt = None,
                  judge_scale: JudgeScaleOpt = None, judge_threshold: JudgeThresholdOpt = 0.5,
-                 balance: BalanceOpt = None, seed: SeedOpt = 0,
+                 balance: BalanceOpt = None, complete_cases: CompleteOpt = False, seed: SeedOpt = 0,
                  behavior: Annotated[str | None, typer.Option("--behavior", help="Behaviour column (default "
                                                               "'behavior').", metavar="COL")] = None,
                  k: Annotated[int | None, typer.Option("--k", help="Emit the ReliableBench items of the top k "
@@ -207,7 +208,7 @@ def reliable_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulate
 def stress_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedOpt = False, input_format: InputFormatOpt = A,
                preset: PresetOpt = None, id: IdOpt = None, human: HumanOpt = None, human_scale: HumanScaleOpt = "auto",
                human_threshold: HumanThresholdOpt = None, judge: JudgeOpt = None, judge_scale: JudgeScaleOpt = None,
-               judge_threshold: JudgeThresholdOpt = 0.5, balance: BalanceOpt = None, seed: SeedOpt = 0,
+               judge_threshold: JudgeThresholdOpt = 0.5, balance: BalanceOpt = None, complete_cases: CompleteOpt = False, seed: SeedOpt = 0,
                max_correct: Annotated[int, typer.Option("--max-correct", help="Keep items at most this many judges "
                                                         "get right.", min=0)] = 1,
                loo: Annotated[bool, typer.Option("--loo", help="Emit the leave-one-out Acc@0/Acc@1 table instead.")

@@ -13,6 +13,8 @@ Schwinn et al., arXiv 2603.06594, from the paper's definitions):
   judges agree, 0 at a 50/50 split; label-free.
 * ReliableBench: behaviours sorted by mean judge accuracy (mean over judges of the per-behaviour
   accuracy); keeping the top k raises the mean (macro over behaviours: monotone by construction).
+  ``n_items`` counts the kept items at least one judge scored, ``n_<judge>`` those each judge scored
+  (its ``accuracy_<judge>`` is over those); ``--complete-cases`` makes them all equal.
 * JudgeStressTest: items where at most ``max_correct`` judges match the human label; validated by
   leave-one-out: each judge's accuracy on the items where 0 (Acc@0) or 1 (Acc@1) of the *other*
   judges are correct (the held-out judge never takes part in selecting its own items).
@@ -166,14 +168,17 @@ def reliable_curve(table: AuditTable, behavior: str) -> tuple[list[dict[str, Any
     for k in range(len(ranked), 0, -1):
         kept = set(ranked[:k])
         members = np.isin(keys, list(kept))
-        item_acc = []
+        item_acc, n_scored = [], []
         for j in names:
             m = members & table.valid(j)
+            n_scored.append(int(m.sum()))
             item_acc.append(float((table.pred(j)[m] == table.human[m]).mean()) if m.any() else math.nan)
-        rec: dict[str, Any] = {"k": k, "n_items": int(members.sum()),
+        scored_any = members & np.any([table.valid(j) for j in names], axis=0)
+        rec: dict[str, Any] = {"k": k, "n_items": int(scored_any.sum()),
                                "mean_accuracy": float(np.mean(mean[order[:k]])),
                                "item_accuracy": clean(float(np.nanmean(item_acc)))}
         rec.update({f"accuracy_{j}": clean(a) for j, a in zip(names, item_acc, strict=True)})
+        rec.update({f"n_{j}": c for j, c in zip(names, n_scored, strict=True)})
         curve.append(rec)
     return curve, ranked
 

@@ -262,3 +262,33 @@ def test_asr_judge_minus_human_and_seeded_cis_when_the_judge_undercounts(run_cli
     assert run_cli(*args, stdin=_csv(rows, "id,attack,human,g,c,response")).stdout == out.stdout  # seeded
     help_text = run_cli("judge-audit", "asr", "--help").stdout
     assert all(c in help_text for c in ("judge_minus_human", "inflation_ratio", "1 / precision", "corrected_asr"))
+
+
+HOLES = [  # judge g misses x2 and x5; judge c misses x3
+    ("x1", "b1", 1, .9, .8, "t"), ("x2", "b1", 0, "", .1, "t"), ("x3", "b1", 1, .7, "", "t"),
+    ("x4", "b2", 0, .2, .6, "t"), ("x5", "b2", 1, "", .9, "t"), ("x6", "b2", 0, .1, .2, "t"),
+]
+
+
+def test_complete_cases_compares_judges_on_the_same_items(run_cli):
+    stdin = _csv(HOLES, "id,behavior,human,g,c,response")
+    base = ["-", "--judge", "g", "--judge", "c", "--human-scale", "binary", "--n-boot", "0", "--format", "jsonl"]
+    loose = {r["judge"]: r["n"] for r in _jsonl(run_cli("judge-audit", "metrics", *base, stdin=stdin).stdout)}
+    assert loose == {"g": 4, "c": 5}
+    out = run_cli("judge-audit", "metrics", *base, "--complete-cases", stdin=stdin)
+    assert out.code == 0, out.stderr
+    assert {r["judge"]: r["n"] for r in _jsonl(out.stdout)} == {"g": 3, "c": 3}
+    assert "--complete-cases: 3 item(s) without a score from every judge dropped; 3 kept" in out.stderr
+    none = run_cli("judge-audit", "metrics", "-", "--judge", "g", "--judge", "c", "--complete-cases",
+                   stdin=_csv([HOLES[1], HOLES[2]], "id,behavior,human,g,c,response"))
+    assert none.code == 2 and "--complete-cases left no items" in none.stderr
+
+
+def test_reliable_reports_per_judge_n_never_items_a_judge_did_not_score(run_cli):
+    stdin = _csv(HOLES, "id,behavior,human,g,c,response")
+    base = ["-", "--judge", "g", "--judge", "c", "--human-scale", "binary", "--format", "jsonl"]
+    curve = {r["k"]: r for r in _jsonl(run_cli("judge-audit", "reliable", *base, stdin=stdin).stdout)}
+    assert curve[2]["n_items"] == 6 and curve[2]["n_g"] == 4 and curve[2]["n_c"] == 5
+    assert curve[2]["accuracy_g"] == 1.0 and curve[2]["accuracy_c"] == pytest.approx(4 / 5)
+    full = _jsonl(run_cli("judge-audit", "reliable", *base, "--complete-cases", stdin=stdin).stdout)
+    assert all(r["n_items"] == r["n_g"] == r["n_c"] for r in full) and full[0]["n_items"] == 3
