@@ -5,9 +5,14 @@ Our evaluation protocol for the reconstruction of Cao et al. (ICML 2026, arXiv 2
 predicted row path and column path with the gold ones (labels whitespace-normalised): exact
 match of the row path, of the column path and of both; a cell the decomposition does not
 treat as data counts as a miss. Header-region accuracy: the fraction of tables whose
-predicted H (top header rows) and L (left header columns) equal the gold ones. Edge F1: a
-tree's nodes as label paths from the root (each fixes its parent edge), predicted vs gold,
-micro-averaged over tables.
+predicted H (top header rows) and L (left header columns) equal the gold ones, where H counts
+the header rows that hold a label anchored in them (an empty row inside a merged header, or
+the rows a vertical merge merely covers, do not count) — the same definition for the gold
+header rows and the predicted header region (its header rows plus a top row read as a row
+block). Edge F1: a tree's nodes as label paths from the root (each fixes its parent edge),
+predicted vs gold, micro-averaged over tables. Column nodes are the prefixes of the column
+paths on both sides (a units level appended to the paths is a node there, as in the gold);
+row nodes are the predicted row tree's nodes against the prefixes of the gold row paths.
 
 Gold sources: AITQA (each table rendered by ``render`` in a chosen style, so the gold H/L are
 those of the rendering) and HiTab table JSON files (gold from ``top_root``/``left_root`` and
@@ -61,10 +66,28 @@ def _prefixes(paths: Iterable[list[str]]) -> set[tuple[str, ...]]:
     return {tuple(p[:k]) for p in paths for k in range(1, len(p) + 1)}
 
 
+def labelled_rows(grid: Any, rows: Iterable[int]) -> int:
+    """How many of ``rows`` hold a non-empty cell anchored in them (the H of a header region)."""
+    anchored = {c.row for c in grid.cells if c.label}
+    return sum(1 for r in set(rows) if r in anchored)
+
+
+def predicted_header_rows(dec: Decomposition) -> list[int]:
+    """The predicted header region: its header rows plus a top header row read as a row block."""
+    lay = dec.layout
+    first = min(lay.header_rows + lay.body_rows, default=0)
+    return sorted(set(lay.header_rows) | {b for b in lay.block_rows if b < first})
+
+
 def compare(dec: Decomposition, gold_cells: dict[tuple[int, int], tuple[list[str], list[str]]],
-            gold_col_nodes: set[tuple[str, ...]], gold_row_nodes: set[tuple[str, ...]], H: int, L: int
-            ) -> dict[str, Any]:
-    """Per-table counts and scores of one decomposition against gold cells and trees."""
+            gold_col_nodes: set[tuple[str, ...]], gold_row_nodes: set[tuple[str, ...]], H: int, L: int,
+            *, header_rows: Iterable[int] | None = None) -> dict[str, Any]:
+    """Per-table counts and scores of one decomposition against gold cells and trees.
+
+    ``header_rows``: the gold header's grid rows; H_gold is then their labelled-row count (see the
+    module docstring), otherwise ``H`` as given. H_pred is the labelled-row count of the
+    predicted header region.
+    """
     pred = {(rec["row"], rec["col"]): (list(map(label_of, rec["row_path"])), list(map(label_of, rec["col_path"])))
             for rec in dec.records}
     row = col = both = 0
@@ -78,9 +101,12 @@ def compare(dec: Decomposition, gold_cells: dict[tuple[int, int], tuple[list[str
         both += ok_row and ok_col
         if not (ok_row and ok_col) and len(misses) < 3:
             misses.append({"cell": list(pos), "gold": [g_row, g_col], "pred": list(p) if p else None})
+    H_gold = labelled_rows(dec.grid, header_rows) if header_rows is not None else H
     out: dict[str, Any] = {"cells": len(gold_cells), "row_match": row, "col_match": col, "both_match": both,
-                           "H_gold": H, "H_pred": dec.layout.H, "L_gold": L, "L_pred": dec.layout.L}
-    for name, predicted, gold in (("col", _nodes(dec.col_tree), gold_col_nodes),
+                           "H_gold": H_gold, "H_pred": labelled_rows(dec.grid, predicted_header_rows(dec)),
+                           "L_gold": L, "L_pred": dec.layout.L}
+    col_nodes = _prefixes([label_of(dec.grid.cells[x].label) for x in p] for p in dec.col_paths.values())
+    for name, predicted, gold in (("col", col_nodes, gold_col_nodes),
                                   ("row", _nodes(dec.row_tree), gold_row_nodes)):
         tp = len(predicted & gold)
         out[f"{name}_edges"] = [tp, len(predicted - gold), len(gold - predicted)]
@@ -151,7 +177,7 @@ def eval_aitqa(path: str | Path, *, renders: Iterable[str] = DEFAULT_RENDERS,
                                                 item.table.col_paths[j])
                     for i, row in enumerate(item.table.data) for j, value in enumerate(row) if label_of(value)}
             metrics = compare(dec, gold, _prefixes(item.table.col_paths), _prefixes(item.table.row_paths),
-                              rendered.H, rendered.L)
+                              rendered.H, rendered.L, header_rows=range(rendered.top, rendered.top + rendered.H))
             rows.append(_table_result(item.id, metrics))
         summary = summarise(rows)
         no_row_header = [r for r, t in zip(rows, data, strict=True) if not t.table.row_paths]
@@ -185,7 +211,7 @@ def eval_hitab(path: str | Path, *, arbiter: Callable[[], Arbiter] | None = None
         cells = {(r, c): (gold["row_paths"].get(r, []), gold["col_paths"].get(c, []))
                  for r in range(H, len(texts)) for c in range(L, len(texts[r]))
                  if label_of(str(texts[r][c] if texts[r][c] is not None else ""))}
-        metrics = compare(dec, cells, gold["col_nodes"], gold["row_nodes"], H, L)
+        metrics = compare(dec, cells, gold["col_nodes"], gold["row_nodes"], H, L, header_rows=range(H))
         rows.append(_table_result(f.stem, metrics))
     entry: dict[str, Any] = {"gold": str(p), "gold_format": "hitab", "overall": summarise(rows)}
     if per_table:
@@ -246,9 +272,10 @@ def eval_gold(gold: str | Path, tables: str | Path, *, formats: Iterable[str] = 
             changed += sum(1 for c in cases if c.chosen and c.chosen != c.default)
             texts = _sheet_texts(grid)
             gold_cells = {_shift(grid, pos): paths for pos, paths in g.cells(texts).items()}
-            first = g.header_rows[0]
-            H = sum(1 for r in range(first, g.header_rows[1] + 1) if any(label_of(t) for t in texts[r]))
-            metrics = compare(dec, gold_cells, g.col_nodes(), g.row_nodes(), H, g.L)
+            r0 = _origin(grid)[0]
+            gold_header = [r - r0 for r in range(g.header_rows[0], g.header_rows[1] + 1)]
+            metrics = compare(dec, gold_cells, g.col_nodes(), g.row_nodes(), len(gold_header), g.L,
+                              header_rows=gold_header)
             units = {(rec["row"], rec["col"]): label_of(rec.get("unit") or "") for rec in dec.records}
             gold_units = {_shift(grid, pos): unit for pos, unit in g.units.items()}
             for pos in gold_cells:

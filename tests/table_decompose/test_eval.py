@@ -156,3 +156,31 @@ def test_hitab_gold_that_disagrees_is_scored_against():
 def test_hitab_eval_without_files():
     with pytest.raises(ValueError, match="no HiTab table JSON"):
         eval_hitab("/nonexistent/folder")
+
+
+def test_h_counts_labelled_header_rows_alike_for_gold_and_prediction():
+    # the second header row only holds slots covered by vertical merges: no label is anchored there
+    html = ("<table><tr><td rowspan=2>Region</td><td rowspan=2>2023</td><td rowspan=2>2024</td></tr><tr></tr>"
+            "<tr><td>North</td><td>10</td><td>12</td></tr><tr><td>South</td><td>7</td><td>9</td></tr></table>")
+    dec = decompose(load_grid(html.encode(), fmt="html"))
+    gold = {(2, 1): (["North"], ["2023"]), (2, 2): (["North"], ["2024"]),
+            (3, 1): (["South"], ["2023"]), (3, 2): (["South"], ["2024"])}
+    nodes = _prefixes([["2023"], ["2024"]]), _prefixes([["North"], ["South"]])
+    for gold_rows in ([0], [0, 1]):  # an annotator may or may not include the covered row
+        m = compare(dec, gold, *nodes, len(gold_rows), 1, header_rows=gold_rows)
+        assert m["H_gold"] == m["H_pred"] == 1
+
+
+def test_column_edges_come_from_the_column_paths_so_a_units_level_counts_as_a_node():
+    dec = decompose(load_grid((
+        "<table><tr><td rowspan=2>Identity</td><td>Agricultural population</td><td>Total population</td>"
+        "<td>Agricultural population</td><td>Total population</td></tr>"
+        "<tr><td colspan=2>number</td><td colspan=2>percent</td></tr>"
+        "<tr><td>Total</td><td>15,765</td><td>1,673,785</td><td>100.0</td><td>100.0</td></tr></table>").encode(),
+        fmt="html"))
+    cols = [["Agricultural population", "number"], ["Total population", "number"],
+            ["Agricultural population", "percent"], ["Total population", "percent"]]
+    gold = {(2, j + 1): (["Total"], path) for j, path in enumerate(cols)}
+    m = compare(dec, gold, _prefixes(cols), _prefixes([["Total"]]), 2, 1, header_rows=[0, 1])
+    assert m["both_match"] == 4
+    assert m["col_edges"] == [6, 0, 0]  # path scores and edge scores agree
