@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from mlx26.cli import _score_code_eval
 from mlx26.cli._errors import BackendMissing, RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
     ForceOpt,
@@ -29,6 +30,7 @@ from mlx26.core.score_code.spec import AGGREGATORS, ANALYZERS, MODELS
 from mlx26.core.score_code.spec import SEGMENT_MODES as SEGMENTS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
+_score_code_eval.register(app)  # `score-code eval` (real code) lives in cli/_score_code_eval.py
 
 InputsArg = Annotated[list[str] | None, typer.Argument(help="Python files or folders (their *.py); - = stdin.",
                                                        metavar="[FILES|DIRS|-]...")]

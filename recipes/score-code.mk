@@ -11,6 +11,11 @@ SCORECODE_DIR := $(OUT)/score-code
 # The shipped models were trained with these (see core/score_code/models/manifest.json).
 SCORECODE_FILES ?= 1200
 SCORECODE_EPOCHS ?= 8
+# SVEN (eth-sri/sven) is read in place for the real-code benchmark; absent: skipped with a note (an error under CI).
+SVEN ?= ../shared/data/sven
+HAVE_SVEN = if [ -f $(SVEN)/val/cwe-089.jsonl ]; then :; elif [ -n "$${CI:-}" ]; then \
+	  echo "score-code: no SVEN at $(SVEN) (set SVEN=DIR)" >&2; exit 1; else \
+	  echo "score-code: no SVEN at $(SVEN): the real-code benchmark in $@ skipped (set SVEN=DIR)"; exit 0; fi
 
 .PHONY: smoke-score-code demo-score-code reproduce-score-code bench-score-code
 SMOKES += smoke-score-code
@@ -46,5 +51,7 @@ reproduce-score-code: $(SCORECODE_DIR)/models/manifest.json
 	$(PY) -c 'import sys, numpy as np; from pathlib import Path; a, b = Path(sys.argv[1]), Path("core/score_code/models"); \
 	[print(k, "max |Δ| =", max(float(np.abs(np.load(a/k)[n] - np.load(b/k)[n]).max()) for n in np.load(b/k).files if np.load(b/k)[n].dtype.kind == "f")) for k in ("linear.npz", "transformer.npz")]' $(SCORECODE_DIR)/models
 
+# Synthetic held-out corpus, then real code (SVEN test, stdlib false alarms, robustness) side by side.
 bench-score-code:
 	$(PY) benchmarks/score_code.py
+	@$(HAVE_SVEN); $(PY) benchmarks/score_code_real.py --sven $(SVEN)
