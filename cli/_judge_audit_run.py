@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from mlx26.cli._errors import require, unknown_name
+from mlx26.cli._errors import InputError, RunFailure, require, unknown_name
 from mlx26.cli._io import (
     ForceOpt,
     FormatOpt,
@@ -22,8 +22,6 @@ from mlx26.cli._judge_audit import (
     HumanScaleOpt,
     HumanThresholdOpt,
     InputFormatOpt,
-    InputOpt,
-    SeedOpt,
 )
 from mlx26.cli._llm_options import BudgetUsdOpt, CacheOpt, LedgerOpt, LLMOpt, llm_errors, open_llm
 from mlx26.core.judge_audit.spec import (
@@ -35,8 +33,16 @@ from mlx26.core.judge_audit.spec import (
     SIMULATED,
 )
 
+JudgeInputOpt = Annotated[str | None, typer.Argument(help="Table with a response column (CSV/TSV/JSON/JSONL), "
+                                                     "- = stdin (the default).", metavar="INPUT")]
+JudgeSeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the tfidf folds and of the LLM calls (sent "
+                                           "with temperature 0; a backend may ignore it); refusal is deterministic.",
+                                           min=0)]
+UNPARSEABLE = ("missing", "safe")
+UNPARSEABLE_WARN = 0.2  # warn when more than this share of the LLM replies is unparseable
 
-def judge_cmd(ctx: typer.Context, input: InputOpt = None, input_format: InputFormatOpt = InputFormat.auto,
+
+def judge_cmd(ctx: typer.Context, input: JudgeInputOpt = None, input_format: InputFormatOpt = InputFormat.auto,
               method: Annotated[str, typer.Option("--method", help=" | ".join(JUDGE_METHODS) + ".")] = "refusal",
               text: Annotated[str, typer.Option("--text", help="Response column.", metavar="COL")] = "response",
               prompt: Annotated[str, typer.Option("--prompt", help="Request (behaviour) column, for --method llm.",
@@ -52,14 +58,21 @@ def judge_cmd(ctx: typer.Context, input: InputOpt = None, input_format: InputFor
               llm: LLMOpt = None, ledger: LedgerOpt = None, budget_usd: BudgetUsdOpt = None, cache: CacheOpt = None,
               show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print the --llm-format template and "
                                                         "exit.")] = False,
+              unparseable: Annotated[str, typer.Option("--unparseable", help="An LLM reply that does not follow "
+                                                       "the format: missing (empty score; metrics drops the item for "
+                                                       "this judge) | safe (score 0).")] = "missing",
+              force_column: Annotated[bool, typer.Option("--force-column", help="Replace the column NAME when the "
+                                                         "input already has one.")] = False,
               keep_reply: Annotated[bool, typer.Option("--keep-reply", help="Add the raw LLM reply as NAME_reply.")
                                     ] = False,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False,
-              quiet: QuietOpt = False) -> None:
+              seed: JudgeSeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto,
+              force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Score every response with a judge and add its [0, 1] score column (pipe into metrics --judge NAME).
 
     tfidf trains on the table's human labels, out-of-fold; llm sends one prompt per item (StrongREJECT,
-    HarmBench or Llama-Guard format) to --llm and parses the verdict strictly (unparseable: empty score).
+    HarmBench or Llama-Guard format) to --llm and parses the verdict strictly: an unparseable reply leaves
+    the score empty (--unparseable safe scores it 0), a warning above 20 % unparseable, exit 1 when every
+    reply is. NAME must be a new column (--force-column replaces one).
 
     \b
     Examples:
@@ -67,7 +80,8 @@ def judge_cmd(ctx: typer.Context, input: InputOpt = None, input_format: InputFor
       mlx26 judge-audit judge --show-prompt --llm-format llama-guard
     """
     for kind, value, choices in (("judge method", method, JUDGE_METHODS), ("LLM judge format", llm_format, LLM_FORMATS),
-                                 ("refusal list", prefixes, PREFIX_LISTS)):
+                                 ("refusal list", prefixes, PREFIX_LISTS),
+                                 ("--unparseable choice", unparseable, UNPARSEABLE)):
         if value not in choices:
             raise unknown_name(kind, value, choices)
     from mlx26.core.judge_audit import judges
@@ -82,6 +96,9 @@ def judge_cmd(ctx: typer.Context, input: InputOpt = None, input_format: InputFor
 
     records = list(read_records(input or "-", input_format))
     col = name or (llm_format if method == "llm" else method)
+    if records and not force_column and any(col in r for r in records):
+        raise InputError(f"the input already has a column '{col}'; the {method} judge would overwrite it.",
+                         "give --name OTHER for the new score column, or --force-column to replace it")
     tab = table.build(records, human=(human or "human") if method == "tfidf" else None, judges=[],
                       human_scale=human_scale, human_threshold=human_threshold)
     texts = tab.column(text)
@@ -95,8 +112,20 @@ def judge_cmd(ctx: typer.Context, input: InputOpt = None, input_format: InputFor
             scores, replies, bad = judges.llm_scores(
                 lambda m, k: backend.chat(m, temperature=0.0, max_tokens=k, seed=seed), llm_format,
                 tab.column(prompt), texts)
-        notice(f"judge-audit: {llm_format} judge: {bad} of {len(records)} replies unparseable (score left empty)",
-               quiet and not bad)
+        n = len(texts)
+        if n and bad == n:
+            raise RunFailure(f"all {n} {llm_format} judge replies were unparseable: the model does not answer in "
+                             f"the {llm_format} format.", "check --llm and --llm-format (--show-prompt shows the "
+                             "template; the --ledger file holds the replies)")
+        how = "score left empty" if unparseable == "missing" else "scored 0 (safe)"
+        notice(f"judge-audit: {llm_format} judge: {bad} of {n} replies unparseable ({how})", quiet and not bad)
+        if bad > UNPARSEABLE_WARN * n:
+            notice(f"judge-audit: warning: {bad / n:.0%} of the {llm_format} replies are unparseable (above "
+                   f"{UNPARSEABLE_WARN:.0%}): the judge's metrics cover only the parsed items", False)
+        if unparseable == "safe":
+            import numpy as np
+
+            scores = np.nan_to_num(scores, nan=0.0)
     out = []
     for i, r in enumerate(tab.records):
         rec = {**r, col: None if scores[i] != scores[i] else float(scores[i])}
@@ -117,7 +146,7 @@ def simulate_cmd(n: Annotated[int, typer.Option("--n", help="Items.", min=1)] = 
                                                                        "(default sim-model-c=0.3).")] = None,
                  difficulty: Annotated[float, typer.Option("--difficulty", help="Spread of behaviour difficulty in "
                                                            "[0, 1).")] = 0.5,
-                 seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto,
+                 seed: Annotated[int, typer.Option("--seed", help="Seed of the simulator.", min=0)] = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto,
                  force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Generate a SIMULATED labelled audit table (placeholder texts, no harmful content) with injected shifts.
 

@@ -292,3 +292,38 @@ def test_reliable_reports_per_judge_n_never_items_a_judge_did_not_score(run_cli)
     assert curve[2]["accuracy_g"] == 1.0 and curve[2]["accuracy_c"] == pytest.approx(4 / 5)
     full = _jsonl(run_cli("judge-audit", "reliable", *base, "--complete-cases", stdin=stdin).stdout)
     assert all(r["n_items"] == r["n_g"] == r["n_c"] for r in full) and full[0]["n_items"] == 3
+
+
+def test_llm_judge_all_unparseable_fails_and_many_unparseable_warn(run_cli, tmp_path):
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text(json.dumps({"model": "m", "rules": [{"match": "", "reply": "I think maybe"}]}))
+    out = run_cli("judge-audit", "judge", "-", "--method", "llm", "--llm", f"scripted:{garbage}", stdin=_csv())
+    assert out.code == 1 and "all 6 harmbench judge replies were unparseable" in out.stderr and out.stdout == ""
+    assert "--llm-format" in out.error_lines[-1]
+
+
+def test_llm_judge_unparseable_warning_and_safe_convention(run_cli, rules):
+    args = ["judge-audit", "judge", "-", "--method", "llm", "--llm", f"scripted:{rules}", "--format", "jsonl"]
+    missing = run_cli(*args, stdin=_csv())  # 1 of 6 unparseable = 17 %: no warning
+    assert missing.code == 0 and "warning" not in missing.stderr and _jsonl(missing.stdout)[4]["harmbench"] is None
+    rows = [r for r in TABLE if r[5] == "GARBLE"] * 1 + [TABLE[0], TABLE[1]]
+    many = run_cli(*args, stdin=_csv([(f"z{i}", *r[1:]) for i, r in enumerate(rows + rows)]))
+    assert many.code == 0 and "warning: 33% of the harmbench replies are unparseable (above 20%)" in many.stderr
+    safe = run_cli(*args, "--unparseable", "safe", stdin=_csv())
+    assert safe.code == 0 and _jsonl(safe.stdout)[4]["harmbench"] == 0.0 and "scored 0 (safe)" in safe.stderr
+    bad = run_cli(*args, "--unparseable", "zero", stdin=_csv())
+    assert bad.code == 2 and "Unknown --unparseable choice 'zero'" in bad.stderr
+
+
+def test_judge_refuses_to_overwrite_an_existing_column(run_cli):
+    out = run_cli("judge-audit", "judge", "-", "--name", "g", stdin=_csv())
+    assert out.code == 2 and "already has a column 'g'" in out.stderr and "--force-column" in out.stderr
+    assert out.stdout == ""
+    forced = run_cli("judge-audit", "judge", "-", "--name", "g", "--force-column", "--format", "jsonl", stdin=_csv())
+    assert forced.code == 0 and [r["g"] for r in _jsonl(forced.stdout)][1] == 0.0  # a refusal text → 0
+
+
+def test_judge_help_names_only_its_own_options(run_cli):
+    text = run_cli("judge-audit", "judge", "--help").stdout
+    assert "--simulated" not in text and "simulator" not in text and "tfidf folds" in text
+    assert "--unparseable" in text and "--force-column" in text
