@@ -83,8 +83,11 @@ def lineage_records(grid: Grid, L: int, body_rows: list[int], row_paths: dict[in
                 unit = units.get(c)
             if unit:
                 record["unit"] = unit
-            if r in key and c != 0:
-                record["row_key"] = key[r]
+            if r in key:
+                if c != 0:
+                    record["row_key"] = key[r]
+                else:  # the key cell itself: kept as a record (AITQA's gold scores it as data)
+                    record["is_key"] = True
             record["arbitrated"] = arbitrated(r, c)
             out.append(record)
     return out

@@ -152,6 +152,14 @@ def test_key_column_table_reports_row_key_not_row_path():
     assert [c.kind for c in dec.cases] == ["header-cols"]
 
 
+def test_key_cells_stay_records_marked_is_key_because_aitqa_scores_them_as_data():
+    dec = _decompose("Type,Seats,Average Age\n737-700,143,15\n737-800,175,7\n", "csv")
+    keys = [r for r in dec.records if r.get("is_key")]
+    assert [(r["text"], r["col_path"]) for r in keys] == [("737-700", ["Type"]), ("737-800", ["Type"])]
+    assert all("row_key" not in r for r in keys) and all(not r.get("is_key") for r in dec.records if r["col"])
+    assert dec.lines()[0] == "Type = 737-700"
+
+
 def test_header_overrides_and_out_of_range():
     csv = "a,b\nc,1\nd,2\n"
     dec = _decompose(csv, "csv", header_rows=0, header_cols=1)
