@@ -171,9 +171,12 @@ def build(records: Iterable[Mapping[str, Any]], *, human: str | None, judges: Se
         jlo, jhi = JUDGE_SCALE_RANGE[scales.get(name, "0-1")]
         finite = values[~np.isnan(values)]
         if finite.size and (finite.min() < jlo or finite.max() > jhi):
-            raise InputError(f"judge '{name}' has scores outside [{jlo:g}, {jhi:g}] "
-                             f"(range {finite.min():g}..{finite.max():g}).",
-                             f"give --judge-scale {name}=1-5 (or 1-10, 0-100) to map them to [0, 1]")
+            fits = [k for k, (a, b) in JUDGE_SCALE_RANGE.items() if a <= finite.min() and finite.max() <= b]
+            hint = (f"give --judge-scale {name}={fits[0]} (the smallest scale that holds them) to map them to [0, 1]"
+                    if fits else f"no judge scale ({', '.join(JUDGE_SCALE_RANGE)}) holds them: rescale the column "
+                    "to [0, 1]")
+            raise InputError(f"judge '{name}' has scores outside [{jlo:g}, {jhi:g}] (--judge-scale "
+                             f"{scales.get(name, '0-1')}; range {finite.min():g}..{finite.max():g}).", hint)
         missing = int(np.isnan(values).sum())
         if missing:
             notes.append(f"judge '{name}': {missing} item(s) without a score dropped for this judge")

@@ -327,3 +327,16 @@ def test_judge_help_names_only_its_own_options(run_cli):
     text = run_cli("judge-audit", "judge", "--help").stdout
     assert "--simulated" not in text and "simulator" not in text and "tfidf folds" in text
     assert "--unparseable" in text and "--force-column" in text
+
+
+@pytest.mark.parametrize(("values", "given", "hint"), [
+    ([0, 37, 100, 64], ["--judge-scale", "1-5"], "give --judge-scale g=0-100"),
+    ([1, 3, 5, 2], [], "give --judge-scale g=1-5"),
+    ([1, 7, 10, 2], [], "give --judge-scale g=1-10"),
+    ([-3, 7, 10, 2], [], "no judge scale (0-1, 1-5, 1-10, 0-100) holds them"),
+])
+def test_judge_scale_hint_fits_the_observed_range(run_cli, values, given, hint):
+    rows = [(f"x{i}", "A", i % 2, v, 0.5, "t") for i, v in enumerate(values)]
+    out = run_cli("judge-audit", "metrics", "-", "--judge", "g", "--human-scale", "binary", *given,
+                  stdin=_csv(rows, "id,attack,human,g,c,response"))
+    assert out.code == 2 and hint in out.error_lines[-1], out.stderr
