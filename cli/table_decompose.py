@@ -99,8 +99,8 @@ def run(
                                                    "notice).", metavar="A1:B2")] = None,
     table_index: Annotated[int | None, typer.Option("--table-index", help="Which table of an HTML/Markdown input "
                                                     "holding several (0-based).", min=0, metavar="N")] = None,
-    emit_as: Annotated[Emit, typer.Option("--emit", help="lines: 'row path | col path = value'; lineage: a record "
-                                          "per data cell; trees: column + row tree JSON; hitab-json; markdown.")
+    emit_as: Annotated[Emit, typer.Option("--emit", help="lines: 'row path | col path = value' (units, totals: "
+                                          "in lineage); lineage: a record per data cell; trees: column + row tree JSON; hitab-json; markdown.")
                        ] = Emit.lines,
     header_rows: Annotated[int | None, typer.Option("--header-rows", help="Force H, the number of header rows.",
                                                     min=0, metavar="N")] = None,
@@ -218,7 +218,7 @@ def evaluate(
       mlx26 table-decompose eval --aitqa AITQA/raw_data --table tab-5   # holds aitqa_tables.jsonl
       mlx26 table-decompose eval --gold AITQA/raw_data/aitqa_tables.jsonl --render html --limit 20
       mlx26 table-decompose eval --gold hitab/statcan.json --gold-format hitab
-      mlx26 table-decompose eval --gold-format mlx26 --gold gold/statcan_9.json --tables hitab-statcan/ --split heldout
+      mlx26 table-decompose eval --gold-format mlx26 --gold gold/statcan_12.json --tables hitab-statcan/ --split heldout
 
     mlx26 gold (--gold-format mlx26) is hand-annotated row and column paths per source table
     (format: tests/table_decompose/statcan_gold/README.md), scored on the original XLSX/HTML.

@@ -254,3 +254,9 @@ def test_notes_under_the_first_table_on_a_sheet_stay_with_it_not_with_the_next()
     notices.clear()
     load_grid(buf.getvalue(), fmt="xlsx", notices=notices)
     assert any("holds 2 tables (A1:C8, A9:C12)" in n for n in notices), notices
+
+
+def test_lines_keep_the_form_path_equals_value_and_units_live_in_lineage():
+    dec = _xlsx([[None, "2001"], [None, "acres"], ["Fenugreek", "179"]], merges=["A1:A2"])
+    assert dec.lines() == ["Fenugreek | 2001 = 179"]  # documented: the unit is a lineage field
+    assert dec.records[0]["unit"] == "acres"
