@@ -306,8 +306,16 @@ def _read_jsonl(name: str, lines: Iterable[str]) -> Iterator[tuple[int, dict[str
         yield number, _as_record(value)
 
 
+_CSV_EOF = "\ufdd0end-of-input\ufdd0"  # a noncharacter line after the input: inside a quote it shows the quote is open
+
+
+def _with_eof(lines: Iterable[str]) -> Iterator[str]:
+    yield from lines
+    yield _CSV_EOF
+
+
 def _read_csv(name: str, lines: Iterable[str], delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    reader = csv.reader(lines, delimiter=delimiter)
+    reader = csv.reader(_with_eof(lines), delimiter=delimiter)
     header: list[str] | None = None
     csv.field_size_limit(max(csv.field_size_limit(), 1 << 26))  # 128 KiB default: long texts are real data
     for row in _csv_rows(name, reader):
@@ -328,6 +336,7 @@ def _read_csv(name: str, lines: Iterable[str], delimiter: str) -> Iterator[tuple
 
 
 def _csv_rows(name: str, reader: Any) -> Iterator[list[str]]:
+    start = 1
     while True:
         try:
             row = next(reader)
@@ -335,6 +344,12 @@ def _csv_rows(name: str, reader: Any) -> Iterator[list[str]]:
             return
         except csv.Error as exc:
             raise UsageError(f"{name} line {reader.line_num}: unreadable CSV ({exc}).") from None
+        if row == [_CSV_EOF]:
+            return
+        if row and row[-1].endswith(_CSV_EOF):  # csv's lenient mode would swallow the rest of the input
+            raise UsageError(f"{name} line {start}: unterminated quoted field (a \" opened in this record is "
+                             "never closed).", hint='close the quote, or write a literal quote inside one as ""')
+        start = reader.line_num + 1
         yield row
 
 

@@ -18,7 +18,9 @@ InputOpt = Annotated[str | None, typer.Argument(help="Labelled audit table (CSV/
                                                 "omit with --simulated.", metavar="INPUT")]
 SimulatedOpt = Annotated[bool, typer.Option("--simulated", help="Audit a SIMULATED table (judge-audit "
                                             "simulate's defaults, --seed) instead of INPUT.")]
-InputFormatOpt = Annotated[InputFormat, typer.Option("--input-format", help="auto = from the extension, else sniffed.")]
+InputFormatOpt = Annotated[InputFormat, typer.Option("--input-format", help="auto = from the extension (.json, "
+                                                     ".jsonl, .csv, .tsv), else sniffed from the first line (.txt "
+                                                     "too: a table is never plain lines).")]
 PresetOpt = Annotated[str | None, typer.Option("--preset", help="Column mapping of a known table: "
                                                + ", ".join(PRESETS) + " (the paper's released CSVs).")]
 IdOpt = Annotated[str | None, typer.Option("--id", help="Id column (unique); default: record numbers.", metavar="COL")]
@@ -45,9 +47,46 @@ PlotOpt = Annotated[str | None, typer.Option("--plot", help="Also write a PNG (n
                                              "mlx26[judge-audit]).", metavar="PNG")]
 
 
+_TABLE_EXT = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".tab")
+
+
+def read_table(path: str, input_format: InputFormat | str = "auto") -> list[dict[str, Any]]:
+    """The records of an audit table: never plain lines (a .txt file is sniffed like an unknown
+    extension), every JSON(L) record an object, and a JSON-parse error on CSV-looking text hints csv."""
+    from pathlib import Path
+
+    from mlx26.cli._io import RecordStream, sniff_format
+
+    fmt = InputFormat(input_format).value
+    if fmt == "auto" and path != "-" and Path(path).suffix.lower() not in _TABLE_EXT and Path(path).is_file():
+        with open(path, encoding="utf-8-sig", errors="replace") as handle:
+            first = next((line for line in handle if line.strip()), "")
+        fmt = sniff_format(first)  # .txt (lines by extension) and unknown extensions: sniffed
+    stream = RecordStream(path, fmt)
+    name, resolved = stream.name, stream.format
+    sniffed = sniff_format("".join(stream._head))  # noqa: SLF001 (the first line, already read)
+    if resolved == "lines":
+        stream.close()
+        raise InputError(f"{name} reads as plain lines (no comma, tab or JSON on its first line), not an audit "
+                         "table.", "give a CSV/TSV/JSON/JSONL table with a header row (or --input-format csv|tsv)")
+    records = []
+    try:
+        for number, record in stream:
+            if resolved in ("json", "jsonl") and list(record) == ["value"]:
+                where = "line" if resolved == "jsonl" else "record"
+                raise InputError(f"{name} {where} {number}: not a JSON object ({str(record['value'])[:30]!r}); an "
+                                 "audit table needs one object per record.")
+            records.append(record)
+    except InputError as exc:
+        if resolved in ("json", "jsonl") and sniffed in ("csv", "tsv") and "invalid JSON" in exc.message:
+            raise InputError(exc.message, f"the input looks like {sniffed.upper()}: give --input-format {sniffed} "
+                             "(or leave it auto)") from None
+        raise
+    return records
+
+
 def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool = True):
     """The AuditTable for a command's ``ctx.params`` (reads INPUT, or simulates with --simulated)."""
-    from mlx26.cli._io import read_records
     from mlx26.core.judge_audit import simulate, table
 
     if p["human_scale"] not in HUMAN_SCALES:
@@ -61,7 +100,7 @@ def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool 
         records = simulate.simulate(seed=p["seed"])
         preset = {"id": "id", "human": "human", "judges": SIM_JUDGES, "slices": ("attack", "model")}
     else:
-        records = list(read_records(p.get("input") or "-", p.get("input_format", "auto")))
+        records = read_table(p.get("input") or "-", p.get("input_format", "auto"))
     simulated = bool(records) and all(r.get("data") == SIMULATED for r in records[:50])
     judges = table.parse_judge_specs(p.get("judge") or list(preset.get("judges", ())))
     if need_judges and not judges:
@@ -98,6 +137,17 @@ def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool 
     if tab.simulated:
         notice("judge-audit: SIMULATED data: these figures say nothing about real judges", p.get("quiet", False))
     return tab
+
+
+def need_column(tab, columns, option: str, what: str) -> None:
+    """An error naming the option to give when a column for ``what`` (--by, --behavior) is absent."""
+    from mlx26.core.common.errors import did_you_mean
+
+    for c in columns:
+        if c not in tab.columns:
+            guess = did_you_mean(c, tab.columns)
+            raise InputError(f"no column '{c}' for {what}." + (f" {guess}" if guess else ""),
+                             f"give {option}, one of: {', '.join(sorted(tab.columns))}")
 
 
 def labelled(records, tab):

@@ -91,10 +91,10 @@ def judge_cmd(ctx: typer.Context, input: JudgeInputOpt = None, input_format: Inp
     check_output(output, force)
     if method == "tfidf":
         require("sklearn", "judge-audit")
-    from mlx26.cli._io import read_records
+    from mlx26.cli._judge_audit import read_table
     from mlx26.core.judge_audit import table
 
-    records = list(read_records(input or "-", input_format))
+    records = read_table(input or "-", input_format)
     col = name or (llm_format if method == "llm" else method)
     if records and not force_column and any(col in r for r in records):
         raise InputError(f"the input already has a column '{col}'; the {method} judge would overwrite it.",

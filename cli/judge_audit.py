@@ -43,6 +43,7 @@ from mlx26.cli._judge_audit import (
     compact,
     labelled,
     load_table,
+    need_column,
     slices,
 )
 
@@ -137,6 +138,7 @@ def asr_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedOpt 
 
     tab = load_table(ctx.params)
     groups = by or [("Attack" if tab.preset.get("human") == "Human_Judgement" else "attack")]
+    need_column(tab, groups, "--by COL", "the ASR groups")
     emit(labelled(analyses.asr(tab, groups, n_positives or [1, 5, 10], n_boot=n_boot, seed=seed), tab), output, fmt,
          force=force,
          title="judge-audit asr")
@@ -192,6 +194,7 @@ def reliable_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulate
 
     tab = load_table(ctx.params)
     column = behavior or tab.preset.get("behavior", "behavior")
+    need_column(tab, [column], "--behavior COL", "the behaviours")
     curve, ranked = analyses.reliable_curve(tab, column)
     if k is None:
         emit(labelled(curve, tab), output, fmt, force=force, title="judge-audit reliable")

@@ -84,7 +84,15 @@ def detect_human_scale(values: np.ndarray) -> str:
         return "1-5"
     if distinct and all(0 <= x <= 1 for x in distinct) and any(0 < x < 1 for x in distinct):
         return "0-1"
-    raise InputError(f"ambiguous human label scale (values: {shown}).",
+    fits = [name for name, ok in (("binary", set(distinct) <= {0.0, 1.0}),
+                                  ("1-5", all(x == int(x) and 1 <= x <= 5 for x in distinct)),
+                                  ("0-1", all(0 <= x <= 1 for x in distinct))) if ok]
+    if not fits:
+        raise InputError(f"the human labels fit no known scale (values: {shown}{' …' if len(distinct) > 8 else ''}; "
+                         f"range {min(distinct):g}..{max(distinct):g}).",
+                         "the scales are binary (0/1), 1-5 (integers 1…5) and 0-1 (any value in [0, 1]): map the "
+                         "labels onto one of them (e.g. 0–4 → 1–5 by adding 1)")
+    raise InputError(f"ambiguous human label scale (values: {shown}; they fit {', '.join(fits)}).",
                      "give --human-scale binary, 1-5 or 0-1 (and --human-threshold if needed)")
 
 

@@ -340,3 +340,43 @@ def test_judge_scale_hint_fits_the_observed_range(run_cli, values, given, hint):
     out = run_cli("judge-audit", "metrics", "-", "--judge", "g", "--human-scale", "binary", *given,
                   stdin=_csv(rows, "id,attack,human,g,c,response"))
     assert out.code == 2 and hint in out.error_lines[-1], out.stderr
+
+
+CSV_HEAD = "id,attack,human,g,c,response,prompt"
+
+
+@pytest.mark.parametrize(("name", "text", "args", "needle", "hint"), [
+    ("labels.csv", _csv([(*r[:2], i % 5, *r[3:]) for i, r in enumerate(TABLE)]), [],
+     "the human labels fit no known scale (values: 0, 1, 2, 3, 4", "binary (0/1), 1-5 (integers 1…5) and 0-1"),
+    ("labels.csv", 'id,human,g\na,1,"0.2\nb,0,0.9\nc,1,0.5\n', [], "line 2: unterminated quoted field",
+     "close the quote"),
+    ("labels.csv", _csv(), ["--input-format", "jsonl"], "line 1: invalid JSON", "give --input-format csv"),
+    ("labels.jsonl", '{"id": "a", "human": 1, "g": 0.5}\n[1, 2]\n', [], "line 2: not a JSON object", None),
+    ("labels.txt", "just\nsome lines\n", [], "reads as plain lines", "with a header row"),
+])
+def test_input_errors_name_the_cause(run_cli, tmp_path, name, text, args, needle, hint):
+    path = tmp_path / name
+    path.write_text(text)
+    out = run_cli("judge-audit", "metrics", path, "--judge", "g", *args)
+    assert out.code == 2 and needle in out.error_lines[0], out.stderr
+    assert hint is None or hint in out.error_lines[-1]
+
+
+def test_txt_extension_with_csv_content_is_sniffed(run_cli, tmp_path):
+    path = tmp_path / "labels.txt"
+    path.write_text(_csv())
+    out = run_cli("judge-audit", "metrics", path, "--judge", "g", "--n-boot", "0", "--format", "jsonl")
+    assert out.code == 0, out.stderr
+    assert _jsonl(out.stdout)[0]["n"] == 6
+
+
+@pytest.mark.parametrize(("sub", "args", "needle", "hint"), [
+    ("asr", [], "no column 'attack' for the ASR groups", "give --by COL, one of:"),
+    ("asr", ["--by", "atack"], "Did you mean 'attack'?", "give --by COL"),
+    ("reliable", [], "no column 'behavior' for the behaviours", "give --behavior COL, one of:"),
+])
+def test_missing_group_columns_name_the_option(run_cli, sub, args, needle, hint):
+    no_attack = _csv([(r[0], *r[2:5]) for r in TABLE], "id,human,g,c")
+    stdin = no_attack if sub == "asr" and not args else _csv()
+    out = run_cli("judge-audit", sub, "-", "--judge", "g", "--judge", "c", *args, stdin=stdin)
+    assert out.code == 2 and needle in out.error_lines[0] and hint in out.error_lines[-1], out.stderr

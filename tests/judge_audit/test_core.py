@@ -217,7 +217,14 @@ def test_human_scale_detection(values, scale):
     assert table.detect_human_scale(np.array(values, dtype=float)) == scale
 
 
-@pytest.mark.parametrize("values", [[1, 1, 1], [0, 0], [0, 2, 3], [1, 7]])
-def test_ambiguous_human_scale_is_refused(values):
-    with pytest.raises(InputError, match="ambiguous human label scale"):
+@pytest.mark.parametrize(("values", "fits"), [([1, 1, 1], "binary, 1-5, 0-1"), ([0, 0], "binary, 0-1")])
+def test_ambiguous_human_scale_is_refused(values, fits):
+    with pytest.raises(InputError, match=f"ambiguous human label scale .*they fit {fits}"):
         table.detect_human_scale(np.array(values, dtype=float))
+
+
+@pytest.mark.parametrize("values", [[0, 2, 3], [1, 7], [0, 1, 2, 3, 4]])
+def test_labels_on_no_known_scale_say_so(values):
+    with pytest.raises(InputError, match="fit no known scale") as err:
+        table.detect_human_scale(np.array(values, dtype=float))
+    assert "binary (0/1), 1-5 (integers 1…5) and 0-1" in err.value.hint
