@@ -54,6 +54,8 @@ EXTRA_FOR_MODULE = {
     "trl": "grpo",
     "datasets": "grpo",
     "sklearn": "judge-audit",
+    "nibabel": "fmri",
+    "nilearn": "fmri",
 }
 
 

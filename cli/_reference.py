@@ -54,7 +54,8 @@ METHODS: list[tuple[str, str, str, str]] = [
      "docs/smartthinker.md", "*SmartThinker* ([2603.08000](https://arxiv.org/abs/2603.08000))"),
     ("data arith", "synthetic arithmetic prompts, gold answers, concise/verbose chains", "docs/smartthinker.md",
      "— (ours; task of `train grpo`)"),
-    ("fmri", "Omni-fMRI", "", ""),
+    ("fmri", "atlas-free fMRI tokens: dynamic patching, tiny MAE, embeddings, linear probe", "docs/fmri.md",
+     "*Omni-fMRI* ([2601.23090](https://arxiv.org/abs/2601.23090))"),
     ("wifi-pose", "WiFi-Mamba pose estimation", "", ""),
     ("vuln-games", "capability-seeking RL vulnerability games", "", ""),
 ]

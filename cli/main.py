@@ -39,6 +39,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("judge-audit", "mlx26.cli.judge_audit:app", "LLM-judge reliability audits: metrics, ASR, concordance, ReliableBench, stress test."),
     ("reward", "mlx26.cli.reward_length:app", "Length rewards of GRPO prompt groups: SmartThinker and baselines."),
     ("data", "mlx26.cli.data_arith:app", "Task data for training commands: synthetic arithmetic with worked chains."),
+    ("fmri", "mlx26.cli.fmri:app", "Atlas-free fMRI tokenisation with dynamic patching and a tiny MAE (Omni-fMRI)."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
 # A group cannot take a positional argument before its subcommand name, so argv is rewritten; the

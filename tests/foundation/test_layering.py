@@ -185,7 +185,7 @@ def test_the_tree_follows_the_layering():
 
 
 # method package → the cli modules that take their choices from its spec.py
-SPEC_USERS = {"dp_mix": ("dp_mix",), "profile_memory": ("profile_memory",), "quantize_moe": ("quantize_moe",),
+SPEC_USERS = {"dp_mix": ("dp_mix",), "fmri": ("fmri", "_fmri", "_fmri_train"), "profile_memory": ("profile_memory",), "quantize_moe": ("quantize_moe",),
               "rl": ("train_rl", "rl"), "rpa_distill": ("rpa_distill",), "score_code": ("score_code",),
               "select_batch": ("select_batch",), "simplify": ("simplify",),
               "smartthinker": ("reward_length", "train_grpo", "data_arith"), "table_decompose": ("table_decompose",),

@@ -1,0 +1,126 @@
+"""``mlx26 fmri pretrain|embed|probe|bench``: the model half of ``mlx26 fmri`` (registered by cli/fmri.py)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from mlx26.cli import _fmri as F
+from mlx26.cli._errors import require, unknown_name
+from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, SeedOpt, emit, notice
+from mlx26.core.fmri.spec import BG_PAPER, PROBE_LABELS, TAU_PAPER
+
+A = OutputFormat.auto
+LabelOpt = Annotated[str, typer.Option("--label", help="Probe target: condition | network | subject.")]
+
+
+def _label(clips_meta: dict, label: str):
+    if label not in PROBE_LABELS:
+        raise unknown_name("label", label, PROBE_LABELS)
+    if label not in clips_meta:
+        from mlx26.cli._errors import InputError
+
+        raise InputError(f"the clips carry no '{label}' labels (have: {', '.join(sorted(clips_meta)) or 'none'})",
+                         "preprocess runs whose JSON sidecars hold frame_labels (mlx26 fmri synth writes them)")
+    return clips_meta[label]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("pretrain")
+    def pretrain_cmd(clips: F.ClipsArg, save: Annotated[str, typer.Option("--save", help="Checkpoint to write (.pt).",
+                                                                            metavar="PATH")],
+                     patching: F.PatchingOpt = "dynamic", tau: F.TauOpt = TAU_PAPER, bg: F.BgOpt = BG_PAPER,
+                     steps: F.STEPS = 200, batch: Annotated[int, typer.Option("--batch", min=1)] = 8,
+                     lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate.")] = 1e-3,
+                     dim: F.DimOpt = 64, depth: Annotated[int, typer.Option("--depth", min=1)] = 2,
+                     mask_ratio: Annotated[float, typer.Option("--mask-ratio", help="MAE mask ratio.")] = 0.75,
+                     seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False,
+                     quiet: QuietOpt = False) -> None:
+        """Masked-autoencoder pretraining of the tiny dual-path model on CPU (mask ratio 0.75).
+
+        \b
+        Examples:
+          mlx26 fmri pretrain clips.npz --save mae.pt --steps 20 --force
+        """
+        s = F.settings(tau, bg, patching=patching, seed=seed)
+        F.start(output, force, save)
+        require("torch", "torch")
+        from mlx26.core.fmri import train
+
+        x, _ = F.clips(clips, quiet)
+        ts = train.prepare(x, s)
+        model, info = train.pretrain(ts, steps=steps, batch=batch, lr=lr, dim=dim, depth=depth, seed=seed,
+                                     mask_ratio=mask_ratio, log=None if quiet else lambda m: notice(f"fmri: {m}"))
+        ev = train.evaluate(model, ts, mask_ratio=mask_ratio, seed=seed)
+        info.update(ev)
+        train.save(model, save, s, info)
+        emit({**info, **s.as_dict(), "clips": int(len(x)), "save": save}, output, fmt, force=force,
+             title="fmri pretrain")
+
+    @app.command("embed")
+    def embed_cmd(clips: F.ClipsArg, model: F.ModelOpt, npz: Annotated[str, typer.Option(
+                      "--npz", help="NPZ to write: embeddings (N, D) plus the clips' labels.", metavar="PATH")],
+                  output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+        """Mean-pooled encoder embeddings of every clip (no masking) to an NPZ.
+
+        \b
+        Examples:
+          mlx26 fmri embed clips.npz --model mae.pt --npz emb.npz --force
+        """
+        F.start(output, force, npz)
+        require("torch", "torch")
+        from mlx26.core.fmri import train
+
+        net, s, _ = train.load(model)
+        x, meta = F.clips(clips, quiet)
+        emb = train.embed(net, train.prepare(x, s))
+        F.write_npz(npz, embeddings=emb, **{k: v for k, v in meta.items() if k in PROBE_LABELS})
+        emit({"clips": int(len(emb)), "dim": int(emb.shape[1]), "npz": npz}, output, fmt, force=force,
+             title="fmri embed")
+
+    @app.command("probe")
+    def probe_cmd(clips: F.ClipsArg, model: F.ModelOpt, label: LabelOpt = "condition", seed: SeedOpt = 0,
+                  output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+        """Linear probe (logistic regression, stratified k-fold): pretrained vs the same encoder at random init.
+
+        \b
+        Examples:
+          mlx26 fmri probe clips.npz --model mae.pt --label condition
+        """
+        F.start(output, force)
+        require("torch", "torch")
+        require("sklearn", "fmri")
+        from mlx26.core.fmri import train
+
+        net, s, _ = train.load(model)
+        x, meta = F.clips(clips, quiet)
+        y = _label(meta, label)
+        ts = train.prepare(x, s)
+        pre = train.probe(train.embed(net, ts), y, seed)
+        rnd = train.probe(train.embed(train.build_model(x.shape[1], s, dim=net.config["dim"],
+                                                        depth=net.config["depth"], seed=seed), ts), y, seed)
+        emit({"label": label, "probe_pretrained": pre["accuracy"], "probe_random_init": rnd["accuracy"],
+              "gain_points": 100 * (pre["accuracy"] - rnd["accuracy"]), "chance": pre["chance"],
+              "folds": pre["folds"], "clips": pre["n"], "seed": seed}, output, fmt, force=force, title="fmri probe")
+
+    @app.command("bench")
+    def bench_cmd(steps: F.STEPS = 60, subjects: Annotated[int, typer.Option("--subjects", min=2)] = 4,
+                  size: Annotated[int, typer.Option("--size", min=8)] = 32, tau: F.TauOpt = TAU_PAPER,
+                  bg: F.BgOpt = BG_PAPER, label: LabelOpt = "condition", seed: SeedOpt = 0,
+                  output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+        """Dynamic vs uniform vs random patching on SYNTHETIC data: tokens, SSE, train time, MAE MSE, probe.
+
+        \b
+        Examples:
+          mlx26 fmri bench --steps 4 --subjects 2 --size 16 --format csv
+        """
+        F.start(output, force)
+        require("torch", "torch")
+        require("sklearn", "fmri")
+        if label not in PROBE_LABELS:
+            raise unknown_name("label", label, PROBE_LABELS)
+        from mlx26.core.fmri import bench
+
+        recs = bench.compare(subjects=subjects, size=size, steps=steps, tau=tau, bg=bg, seed=seed, label=label,
+                             log=None if quiet else lambda m: notice(f"fmri bench: {m}"))
+        emit(recs, output, fmt, force=force, title="fmri bench (SYNTHETIC)")
