@@ -7,6 +7,7 @@ Thin wrapper over ``mlx26.core.table_decompose`` (a reconstruction of Cao et al.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from enum import StrEnum
 from typing import Annotated
@@ -25,7 +26,14 @@ from mlx26.cli._io import (
     open_input,
     write_text,
 )
-from mlx26.core.table_decompose.spec import DEFAULT_RENDERS, FORMATS, GOLD_FORMATS, GOLD_SOURCES, RENDERS, SPLITS
+from mlx26.core.table_decompose.spec import (
+    DEFAULT_RENDERS,
+    FORMATS,
+    GOLD_FORMATS,
+    GOLD_SOURCES,
+    RENDERS,
+    SPLITS,
+)
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
@@ -84,6 +92,19 @@ def _llm_arbiter(spec: str | None, cache: str | None):
     return lambda: LLMArbiter(chat, cache=shared, model=label)
 
 
+def _text_not_json(output: str | None, emit_as: Emit) -> None:
+    """--emit lines/markdown write text: refuse an output name that promises JSON."""
+    if output and emit_as in (Emit.lines, Emit.markdown) and output.lower().endswith((".json", ".jsonl")):
+        raise UsageError(f"--emit {emit_as.value} writes text, not JSON, and -o {output} names a JSON file",
+                         "use --emit lineage (records as JSON/JSONL), or a .txt/.md name")
+
+
+def _ignored_llm(arbiter: ArbiterName, llm: str | None, llm_cache: str | None, quiet: bool) -> None:
+    given = [name for name, value in (("--llm", llm), ("--llm-cache", llm_cache)) if value is not None]
+    if arbiter == ArbiterName.rules and given:
+        notice(f"table-decompose: {' and '.join(given)} ignored with --arbiter rules (give --arbiter llm)", quiet)
+
+
 @app.command("run")
 def run(
     input: Annotated[str, typer.Argument(help="HTML, XLSX, CSV/TSV, Markdown or HiTab JSON table; - = stdin.",
@@ -136,6 +157,8 @@ def run(
     """
     if fmt != OutputFormat.auto and emit_as != Emit.lineage:
         raise UsageError(f"--format applies to --emit lineage only (not --emit {emit_as.value})")
+    _text_not_json(output, emit_as)
+    _ignored_llm(arbiter, llm, llm_cache, quiet)
     check_output(output, force)
     arbiter_obj = _llm_arbiter(llm, llm_cache)() if arbiter == ArbiterName.llm else None
     data, name = _read(input, example)
@@ -241,6 +264,7 @@ def evaluate(
             raise unknown_name("source format", name, GOLD_SOURCES)
     if split is not None and split not in SPLITS:
         raise unknown_name("split", split, SPLITS)
+    _ignored_llm(arbiter, llm, llm_cache, False)
     check_output(output, force)
     factory = _llm_arbiter(llm, llm_cache) if arbiter == ArbiterName.llm else None
     if gold_format == "mlx26":
@@ -248,6 +272,10 @@ def evaluate(
             raise UsageError("--gold-format mlx26 needs --gold FILE|DIR and --tables DIR",
                              "the gold holds the paths; --tables the .xlsx/.html files they annotate")
         sources = source or list(GOLD_SOURCES)
+        if not source and importlib.util.find_spec("openpyxl") is None:
+            sources = [s for s in sources if s != "xlsx"]  # the default asks for both: score what can be read
+            notice("table-decompose: openpyxl is not installed: scoring the .html sources only "
+                   "(pip install 'mlx26[table]' for the .xlsx ones)")
         if "xlsx" in sources:
             require("openpyxl", "table")
         result = ev.eval_gold(gold, tables, formats=sources, split=split, arbiter=factory, limit=limit,

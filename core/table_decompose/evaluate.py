@@ -259,7 +259,10 @@ def eval_gold(gold: str | Path, tables: str | Path, *, formats: Iterable[str] = 
         for g in golds:
             path = folder / f"{g.table}.{fmt}"
             if not path.is_file():
-                raise InputError(f"{g.table}: no {path.name} in {folder}")
+                others = [f for f in GOLD_SOURCE_FORMATS if f != fmt and (folder / f"{g.table}.{f}").is_file()]
+                raise InputError(f"{g.table}: no {path.name} in {folder}",
+                                 f"score the other source only: --source {others[0]}" if others else
+                                 f"--tables names the folder holding {g.table}.xlsx / {g.table}.html")
             data = path.read_bytes()
             judge = arbiter() if arbiter else Arbiter()
             start = time.perf_counter()

@@ -156,6 +156,12 @@ def parse_range(ref: str) -> tuple[int, int, int, int]:
         raise InputError(f"--range '{ref}' is not an A1 range", "write it like A3:G13") from exc
     if None in (c0, r0, c1, r1):
         raise InputError(f"--range '{ref}' must name both corners", "write it like A3:G13")
+    if c0 > c1 or r0 > r1:  # type: ignore[operator]
+        from openpyxl.utils.cell import get_column_letter
+
+        fixed = f"{get_column_letter(min(c0, c1))}{min(r0, r1)}:{get_column_letter(max(c0, c1))}{max(r0, r1)}"  # type: ignore[type-var]
+        raise InputError(f"--range '{ref}' is reversed (its first corner is not the top-left one)",
+                         f"write the top-left corner first: --range {fixed}")
     return int(r0), int(c0), int(r1), int(c1)  # type: ignore[arg-type]
 
 
@@ -192,7 +198,7 @@ def _tables_on_sheet(values: list[tuple[int, int, Any]], merge_at: dict[tuple[in
                          if isinstance(xl.value, (int, float)) and not isinstance(xl.value, bool)
                          or isinstance(xl.value, str) and parse_cell(xl.value).kind == NUMBER}
     texts: dict[int, list[str]] = {}
-    for r, c, xl in sorted(values, key=lambda t: (t[0], t[1])):
+    for r, _c, xl in sorted(values, key=lambda t: (t[0], t[1])):
         if xl.value is not None and str(xl.value).strip():
             texts.setdefault(r, []).append(str(xl.value).strip())
 

@@ -284,3 +284,66 @@ def test_reruns_are_byte_identical_through_the_cli(run_cli):
         first = run_cli("table-decompose", "--example", "transit-csv", "--emit", emit)
         second = run_cli("table-decompose", "--example", "transit-csv", "--emit", emit)
         assert first.code == second.code == 0 and first.stdout == second.stdout and first.stdout
+
+
+def test_lines_into_a_json_name_is_refused_with_a_hint(run_cli, tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text(CSV)
+    result = run_cli("table-decompose", path, "-o", tmp_path / "l.json")
+    assert result.code == 2 and "--emit lines writes text, not JSON" in result.stderr
+    assert "--emit lineage" in result.stderr and not (tmp_path / "l.json").exists()
+    assert run_cli("table-decompose", path, "--emit", "lineage", "-o", tmp_path / "l.json").code == 0
+
+
+def test_llm_options_without_the_llm_arbiter_are_reported_as_ignored(run_cli):
+    result = run_cli("table-decompose", "-", "--llm", "scripted:x.json", stdin=CSV)
+    assert result.code == 0 and result.stdout.splitlines() == LINES
+    assert "--llm ignored with --arbiter rules" in result.stderr
+
+
+def test_reversed_range_says_so(run_cli, tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    wb = openpyxl.Workbook()
+    for row in [[None, "2023"], ["North", 10]]:
+        wb.active.append(row)
+    wb.save(tmp_path / "t.xlsx")
+    result = run_cli("table-decompose", tmp_path / "t.xlsx", "--range", "Z9:A1")
+    assert result.code == 2 and "is reversed" in result.stderr and "--range A1:Z9" in result.stderr
+
+
+def _own_gold(tmp_path: Path) -> tuple[Path, Path]:
+    gold, tables = tmp_path / "gold", tmp_path / "tables"
+    gold.mkdir()
+    tables.mkdir()
+    (gold / "t1.json").write_text(json.dumps({"table": "t1", "split": "tune", "header_rows": [1, 1],
+                                              "row_header_cols": ["A"], "row_dims": [],
+                                              "columns": {"B": ["2023"], "C": ["2024"]},
+                                              "rows": {"2": ["North"], "3": ["South"]}}))
+    return gold, tables
+
+
+def test_gold_table_without_the_html_source_hints_at_source_xlsx(run_cli, tmp_path):
+    openpyxl = pytest.importorskip("openpyxl")
+    gold, tables = _own_gold(tmp_path)
+    wb = openpyxl.Workbook()
+    for row in [[None, "2023", "2024"], ["North", 10, 12], ["South", 7, 9]]:
+        wb.active.append(row)
+    wb.save(tables / "t1.xlsx")
+    result = run_cli("table-decompose", "eval", "--gold-format", "mlx26", "--gold", gold, "--tables", tables)
+    assert result.code == 2 and "no t1.html" in result.stderr and "--source xlsx" in result.stderr
+    ok = run_cli("table-decompose", "eval", "--gold-format", "mlx26", "--gold", gold, "--tables", tables,
+                 "--source", "xlsx")
+    assert ok.code == 0 and json.loads(ok.stdout)["formats"]["xlsx"]["overall"]["both_paths_em"] == 1.0
+
+
+def test_eval_without_openpyxl_scores_the_html_sources_by_default(run_cli, tmp_path, monkeypatch):
+    import importlib.util
+
+    gold, tables = _own_gold(tmp_path)
+    (tables / "t1.html").write_text("<table><tr><td></td><td>2023</td><td>2024</td></tr><tr><td>North</td>"
+                                    "<td>10</td><td>12</td></tr><tr><td>South</td><td>7</td><td>9</td></tr></table>")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "openpyxl" else real(name, *a))
+    result = run_cli("table-decompose", "eval", "--gold-format", "mlx26", "--gold", gold, "--tables", tables)
+    assert result.code == 0, result.stderr
+    assert list(json.loads(result.stdout)["formats"]) == ["html"] and "scoring the .html sources only" in result.stderr

@@ -173,10 +173,10 @@ def test_h_counts_labelled_header_rows_alike_for_gold_and_prediction():
 
 def test_column_edges_come_from_the_column_paths_so_a_units_level_counts_as_a_node():
     dec = decompose(load_grid((
-        "<table><tr><td rowspan=2>Identity</td><td>Agricultural population</td><td>Total population</td>"
-        "<td>Agricultural population</td><td>Total population</td></tr>"
-        "<tr><td colspan=2>number</td><td colspan=2>percent</td></tr>"
-        "<tr><td>Total</td><td>15,765</td><td>1,673,785</td><td>100.0</td><td>100.0</td></tr></table>").encode(),
+        b"<table><tr><td rowspan=2>Identity</td><td>Agricultural population</td><td>Total population</td>"
+        b"<td>Agricultural population</td><td>Total population</td></tr>"
+        b"<tr><td colspan=2>number</td><td colspan=2>percent</td></tr>"
+        b"<tr><td>Total</td><td>15,765</td><td>1,673,785</td><td>100.0</td><td>100.0</td></tr></table>"),
         fmt="html"))
     cols = [["Agricultural population", "number"], ["Total population", "number"],
             ["Agricultural population", "percent"], ["Total population", "percent"]]
