@@ -104,23 +104,29 @@ def register(app: typer.Typer) -> None:
               "folds": pre["folds"], "clips": pre["n"], "seed": seed}, output, fmt, force=force, title="fmri probe")
 
     @app.command("bench")
-    def bench_cmd(steps: F.STEPS = 60, subjects: Annotated[int, typer.Option("--subjects", min=2)] = 4,
+    def bench_cmd(steps: F.STEPS = 200, subjects: Annotated[int, typer.Option("--subjects", min=2)] = 8,
+                  frames: Annotated[int, typer.Option("--frames", help="Frames per run.", min=8)] = 64,
                   size: Annotated[int, typer.Option("--size", min=8)] = 32, tau: F.TauOpt = TAU_PAPER,
-                  bg: F.BgOpt = BG_PAPER, label: LabelOpt = "condition", seed: SeedOpt = 0,
+                  bg: F.BgOpt = BG_PAPER, label: Annotated[list[str] | None, typer.Option(
+                      "--label", help="Probe target(s), repeatable (default subject, condition).")] = None,
+                  seed: SeedOpt = 0,
                   output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """Dynamic vs uniform vs random patching on SYNTHETIC data: tokens, SSE, train time, MAE MSE, probe.
 
         \b
         Examples:
-          mlx26 fmri bench --steps 4 --subjects 2 --size 16 --format csv
+          mlx26 fmri bench --steps 4 --subjects 2 --frames 16 --size 16 --label subject --format csv
         """
         F.start(output, force)
         require("torch", "torch")
         require("sklearn", "fmri")
-        if label not in PROBE_LABELS:
-            raise unknown_name("label", label, PROBE_LABELS)
+        labels = tuple(label or ("subject", "condition"))
+        for one in labels:
+            if one not in PROBE_LABELS:
+                raise unknown_name("label", one, PROBE_LABELS)
         from mlx26.core.fmri import bench
 
-        recs = bench.compare(subjects=subjects, size=size, steps=steps, tau=tau, bg=bg, seed=seed, label=label,
+        recs = bench.compare(subjects=subjects, frames=frames, size=size, steps=steps, tau=tau, bg=bg, seed=seed,
+                             labels=labels,
                              log=None if quiet else lambda m: notice(f"fmri bench: {m}"))
         emit(recs, output, fmt, force=force, title="fmri bench (SYNTHETIC)")

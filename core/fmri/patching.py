@@ -12,8 +12,8 @@ For a clip ``x`` of shape (T, X, Y, Z) ("time as channels") and patch edges ``p 
 Thresholds: the paper states tau = 0.25 and a background threshold of 1e-3 (also the default of the public
 ``visual_3d.py``); ``configs/pretrain.yaml`` uses tau = 0.23 and ``select_patches_by_threshold_3d`` 1e-2.
 Both are exposed (``spec.TAU_*``, ``spec.BG_*``). Controls: ``uniform`` (fine patches only) and
-``random`` (the same number of coarse patches as the dynamic rule, drawn uniformly among the foreground
-coarse patches: equal token count). Volumes whose sides are not multiples of the largest patch are
+``random`` (foreground coarse patches drawn in a seeded random order until they save as many tokens as
+the dynamic rule: equal token count). Volumes whose sides are not multiples of the largest patch are
 zero-padded (zeros are background, so the padding never makes a token).
 """
 
@@ -175,13 +175,7 @@ def tokenize(x: np.ndarray, settings: Settings | None = None) -> Tokens:
     for i in range(len(sizes) - 1, 0, -1):
         keep[i] = (patch_scores(x, sizes[i], s.score) < s.tau) & fg[i]
     if s.patching == "random":
-        from mlx26.core.common.seeding import numpy_rng
-
-        rng = numpy_rng(s.seed)
-        for i in range(1, len(sizes)):
-            n, cand = int(keep[i].sum()), np.flatnonzero(fg[i])
-            keep[i] = np.zeros_like(fg[i])
-            keep[i].flat[rng.choice(cand, size=n, replace=False)] = True
+        keep = _random_keep(keep, fg, sizes, s.seed)
     grids = [None] * len(sizes)  # type: ignore[list-item]
     covered = np.zeros(fg[0].shape, dtype=bool)  # fine-grid cells already inside a larger kept patch
     for i in range(len(sizes) - 1, 0, -1):
@@ -192,6 +186,33 @@ def tokenize(x: np.ndarray, settings: Settings | None = None) -> Tokens:
         covered |= _upsample(g, r)[: covered.shape[0], : covered.shape[1], : covered.shape[2]]
     grids[0] = fg[0] & ~covered
     return Tokens(grids, sizes, shape, s, fg_voxels)
+
+
+def _children(fg_fine: np.ndarray, r: int, shape) -> np.ndarray:
+    a = fg_fine[: shape[0] * r, : shape[1] * r, : shape[2] * r]
+    return a.reshape(shape[0], r, shape[1], r, shape[2], r).sum(axis=(1, 3, 5))
+
+
+def _random_keep(keep: list[np.ndarray], fg: list[np.ndarray], sizes: list[int], seed: int) -> list[np.ndarray]:
+    """Random coarsening with the dynamic rule's token count: foreground coarse patches are taken in a
+    seeded random order while they do not overshoot the dynamic rule's token saving (children - 1 each)."""
+    from mlx26.core.common.seeding import numpy_rng
+
+    rng = numpy_rng(seed)
+    out = [keep[0]]
+    for i in range(1, len(sizes)):
+        saving = _children(fg[0], sizes[i] // sizes[0], fg[i].shape) - 1
+        target = int(saving[keep[i]].sum())
+        chosen = np.zeros_like(fg[i])
+        total = 0
+        for idx in rng.permutation(np.flatnonzero(fg[i])):
+            if total == target:
+                break
+            if total + saving.flat[idx] <= target:
+                chosen.flat[idx] = True
+                total += int(saving.flat[idx])
+        out.append(chosen)
+    return out
 
 
 def reconstruct(x: np.ndarray, tokens: Tokens) -> np.ndarray:
