@@ -22,8 +22,11 @@ InputFormatOpt = Annotated[InputFormat, typer.Option("--input-format", help="aut
                                                      ".jsonl, .csv, .tsv), else sniffed from the first line (.txt "
                                                      "too: a table is never plain lines).")]
 PresetOpt = Annotated[str | None, typer.Option("--preset", help="Column mapping of a known table: "
-                                               + ", ".join(PRESETS) + " (the paper's released CSVs).")]
-IdOpt = Annotated[str | None, typer.Option("--id", help="Id column (unique); default: record numbers.", metavar="COL")]
+                                               + ", ".join(PRESETS) + " (the paper's released CSVs: Human_Judgement "
+                                               "and any of its six judge columns; Id, Attack, Model, Behavior_ID "
+                                               "used when present; see docs/judge-audit.md).")]
+IdOpt = Annotated[str | None, typer.Option("--id", help="Id column (unique); default: a unique column named 'id' "
+                                           "if there is one, else record numbers.", metavar="COL")]
 HumanOpt = Annotated[str | None, typer.Option("--human", help="Human label column (default 'human').", metavar="COL")]
 HumanScaleOpt = Annotated[str, typer.Option("--human-scale", help=" | ".join(HUMAN_SCALES) + "; auto refuses "
                                             "ambiguous labels.")]
@@ -85,8 +88,11 @@ def read_table(path: str, input_format: InputFormat | str = "auto") -> list[dict
     return records
 
 
-def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool = True):
-    """The AuditTable for a command's ``ctx.params`` (reads INPUT, or simulates with --simulated)."""
+def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool = True, check=None):
+    """The AuditTable for a command's ``ctx.params`` (reads INPUT, or simulates with --simulated).
+
+    ``check(table)`` validates the command's own columns before any notice is printed, so an error
+    is the only thing on stderr."""
     from mlx26.core.judge_audit import simulate, table
 
     if p["human_scale"] not in HUMAN_SCALES:
@@ -102,16 +108,42 @@ def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool 
     else:
         records = read_table(p.get("input") or "-", p.get("input_format", "auto"))
     simulated = bool(records) and all(r.get("data") == SIMULATED for r in records[:50])
-    judges = table.parse_judge_specs(p.get("judge") or list(preset.get("judges", ())))
+    early: list[str] = []  # notices printed once the table is built (an error comes first, alone)
+    present = {k for r in records for k in r}
+    id_col = p.get("id") or preset.get("id")
+    if not p.get("id") and id_col and id_col not in present:
+        early.append(f"no '{id_col}' column: items numbered instead")
+        id_col = None
+    if not id_col and "id" in present and not p.get("simulated"):
+        values = [str(r.get("id", "")) for r in records]
+        if len(set(values)) == len(values):
+            id_col = "id"
+            early.append("using column 'id' as the item id (--id COL to choose another)")
+        else:
+            early.append("column 'id' is not unique, so items are numbered instead (--id COL to choose one)")
+    if p.get("preset"):
+        preset["slices"] = tuple(c for c in preset.get("slices", ()) if c in present)
+    judge_specs = p.get("judge") or list(preset.get("judges", ()))
+    if not p.get("judge") and p.get("preset"):
+        judge_specs = [j for j in judge_specs if j in present]
+        missing = [j for j in preset.get("judges", ()) if j not in present]
+        if missing and judge_specs:
+            early.append(f"--preset {p['preset']}: judge column(s) {', '.join(missing)} absent; auditing "
+                         f"{', '.join(judge_specs)}")
+        elif not judge_specs:
+            raise InputError(f"--preset {p['preset']}: none of its judge columns ({', '.join(preset['judges'])}) is "
+                             "in the input.", "give --judge NAME=COLUMN, or check the file is the paper's table")
+    judges = table.parse_judge_specs(judge_specs)
     if need_judges and not judges:
         raise UsageError("no judges: give --judge NAME=COLUMN (repeatable)", hint="or --preset coinflip / --simulated")
     tab = table.build(records, human=p.get("human") or preset.get("human", "human") if need_human else p.get("human"),
-                      judges=judges, id_col=p.get("id") or preset.get("id"),
+                      judges=judges, id_col=id_col,
                       human_scale=p["human_scale"] if p["human_scale"] != "auto" else preset.get("human_scale", "auto"),
                       human_threshold=p.get("human_threshold"),
                       judge_scales=table.parse_scales(p.get("judge_scale") or [], [n for n, _ in judges]),
                       judge_threshold=p.get("judge_threshold", 0.5), simulated=simulated)
     tab.preset = preset  # type: ignore[attr-defined]
+    tab.notes[:0] = early
     if p.get("complete_cases") and tab.judges:
         import numpy as np
 
@@ -132,6 +164,8 @@ def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool 
         tab = tab.subset(idx)
         tab.preset = preset  # type: ignore[attr-defined]
         tab.notes += notes + [f"balanced by {' × '.join(p['balance'])}: {tab.n} items kept"]
+    if check is not None:
+        check(tab)
     for note in tab.notes:
         notice(f"judge-audit: {note}", p.get("quiet", False))
     if tab.simulated:

@@ -86,7 +86,8 @@ def metrics_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulated
     from mlx26.core.judge_audit import metrics
     from mlx26.core.judge_audit import plot as plots
 
-    tab = load_table(ctx.params)
+    tab = load_table(ctx.params, check=lambda t: [t.column(c) for g in slices(slice, t.preset.get("slices", ()))
+                                                  for c in g])
     groups = slices(slice, tab.preset.get("slices", ()))
     records, warnings = metrics.slice_metrics(tab, groups, n_boot=n_boot, seed=seed, min_n=min_n)
     for w in warnings:
@@ -136,9 +137,11 @@ def asr_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedOpt 
     _start(output, force)
     from mlx26.core.judge_audit import analyses
 
-    tab = load_table(ctx.params)
-    groups = by or [("Attack" if tab.preset.get("human") == "Human_Judgement" else "attack")]
-    need_column(tab, groups, "--by COL", "the ASR groups")
+    def groups_of(t):
+        return by or [("Attack" if t.preset.get("human") == "Human_Judgement" else "attack")]
+
+    tab = load_table(ctx.params, check=lambda t: need_column(t, groups_of(t), "--by COL", "the ASR groups"))
+    groups = groups_of(tab)
     emit(labelled(analyses.asr(tab, groups, n_positives or [1, 5, 10], n_boot=n_boot, seed=seed), tab), output, fmt,
          force=force,
          title="judge-audit asr")
@@ -164,7 +167,7 @@ def concordance_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simul
     _start(output, force)
     from mlx26.core.judge_audit import analyses
 
-    tab = load_table(ctx.params)
+    tab = load_table(ctx.params, check=lambda t: analyses.need_judges(t, 2, "concordance"))
     rows = analyses.concordance_summary(tab, bins) if summary else analyses.concordance_records(tab)
     emit(labelled(rows, tab), output, fmt, force=force, title="judge-audit concordance")
 
@@ -192,9 +195,9 @@ def reliable_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulate
     from mlx26.core.judge_audit import analyses
     from mlx26.core.judge_audit import plot as plots
 
-    tab = load_table(ctx.params)
+    tab = load_table(ctx.params, check=lambda t: need_column(t, [behavior or t.preset.get("behavior", "behavior")],
+                                                             "--behavior COL", "the behaviours"))
     column = behavior or tab.preset.get("behavior", "behavior")
-    need_column(tab, [column], "--behavior COL", "the behaviours")
     curve, ranked = analyses.reliable_curve(tab, column)
     if k is None:
         emit(labelled(curve, tab), output, fmt, force=force, title="judge-audit reliable")
@@ -227,7 +230,7 @@ def stress_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedO
     _start(output, force)
     from mlx26.core.judge_audit import analyses
 
-    tab = load_table(ctx.params)
+    tab = load_table(ctx.params, check=lambda t: analyses.need_judges(t, 2, "the stress test"))
     if loo:
         rows = analyses.leave_one_out(tab)
     else:

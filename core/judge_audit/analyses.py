@@ -40,6 +40,9 @@ def _need_judges(table: AuditTable, k: int, what: str) -> list[str]:
     return names
 
 
+need_judges = _need_judges  # the CLI checks this before it prints any notice
+
+
 def p_any_harmful(tp: int, fp: int, n: int) -> float | None:
     """P(≥ 1 of n judge positives drawn without replacement is truly harmful) = 1 − C(fp, n) / C(tp+fp, n)."""
     total = tp + fp

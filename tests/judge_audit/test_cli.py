@@ -172,6 +172,20 @@ def test_preset_coinflip_reads_the_papers_columns(run_cli):
                                          "StrongReject"}
     assert {r["slice"] for r in out} == {"all", "Attack", "Model"}
     assert next(r for r in out if r["slice"] == "all")["prevalence"] == pytest.approx(24 / 40)  # ≥ 0.5 on 0-1
+    # a subset of the six judges, no Id, no Model column: the judges present are audited, with notices
+    keep = [c for c in header.split(",") if c not in ("Id", "GPT-5", "AegisGuard", "StrongReject", "Model")]
+    cols = header.split(",")
+    sub = "\n".join([",".join(keep)] + [",".join(v for c, v in zip(cols, r.split(","), strict=True) if c in keep)
+                                         for r in rows]) + "\n"
+    part = run_cli("judge-audit", "metrics", "-", "--preset", "coinflip", "--n-boot", "0", "--format", "jsonl",
+                   stdin=sub)
+    assert part.code == 0, part.stderr
+    assert {r["judge"] for r in _jsonl(part.stdout)} == {"LlamaGuard-3", "HarmBench", "JailJudge"}
+    assert {r["slice"] for r in _jsonl(part.stdout)} == {"all", "Attack"}
+    assert "judge column(s) GPT-5, AegisGuard, StrongReject absent; auditing LlamaGuard-3, HarmBench, JailJudge" \
+        in part.stderr and "no 'Id' column: items numbered instead" in part.stderr
+    none = run_cli("judge-audit", "metrics", "-", "--preset", "coinflip", stdin="Human_Judgement,x\n0.5,1\n")
+    assert none.code == 2 and "none of its judge columns" in none.stderr
 
 
 @pytest.mark.parametrize(("sub", "args", "stdin", "code", "needle"), [
@@ -380,3 +394,17 @@ def test_missing_group_columns_name_the_option(run_cli, sub, args, needle, hint)
     stdin = no_attack if sub == "asr" and not args else _csv()
     out = run_cli("judge-audit", sub, "-", "--judge", "g", "--judge", "c", *args, stdin=stdin)
     assert out.code == 2 and needle in out.error_lines[0] and hint in out.error_lines[-1], out.stderr
+
+
+def test_id_column_is_picked_automatically_when_unique(run_cli):
+    out = run_cli("judge-audit", "stress", "-", "--judge", "g", "--judge", "c", "--max-correct", "2", "--loo",
+                  "--format", "jsonl", stdin=_csv())
+    assert out.code == 0 and "using column 'id' as the item id" in out.stderr
+    conc = run_cli("judge-audit", "concordance", "-", "--judge", "g", "--judge", "c", "--format", "jsonl",
+                   stdin=_csv())
+    assert [r["id"] for r in _jsonl(conc.stdout)] == [r[0] for r in TABLE]
+    dup = _csv([("a1", *r[1:]) for r in TABLE])
+    numbered = run_cli("judge-audit", "concordance", "-", "--judge", "g", "--judge", "c", "--format", "jsonl",
+                       stdin=dup)
+    assert numbered.code == 0 and "column 'id' is not unique" in numbered.stderr
+    assert [r["id"] for r in _jsonl(numbered.stdout)] == ["1", "2", "3", "4", "5", "6"]
