@@ -87,6 +87,8 @@ def register(app: typer.Typer) -> None:
         Examples:
           mlx26 fmri probe clips.npz --model mae.pt --label condition
         """
+        if label not in PROBE_LABELS:
+            raise unknown_name("label", label, PROBE_LABELS)
         F.start(output, force)
         require("torch", "torch")
         require("sklearn", "fmri")
