@@ -88,11 +88,13 @@ def read_table(path: str, input_format: InputFormat | str = "auto") -> list[dict
     return records
 
 
-def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool = True, check=None):
+def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool = True, check=None,
+               group_columns=None):
     """The AuditTable for a command's ``ctx.params`` (reads INPUT, or simulates with --simulated).
 
     ``check(table)`` validates the command's own columns before any notice is printed, so an error
-    is the only thing on stderr."""
+    is the only thing on stderr; empty cells of ``group_columns(table)`` (slices, --by, behaviour) become
+    the named value '(missing)', with a notice."""
     from mlx26.core.judge_audit import simulate, table
 
     if p["human_scale"] not in HUMAN_SCALES:
@@ -166,6 +168,8 @@ def load_table(p: dict[str, Any], *, need_judges: bool = True, need_human: bool 
         tab.notes += notes + [f"balanced by {' × '.join(p['balance'])}: {tab.n} items kept"]
     if check is not None:
         check(tab)
+    if group_columns is not None:
+        tab.notes += table.name_missing(tab, [c for c in group_columns(tab) if c in tab.columns])
     for note in tab.notes:
         notice(f"judge-audit: {note}", p.get("quiet", False))
     if tab.simulated:

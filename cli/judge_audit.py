@@ -86,8 +86,10 @@ def metrics_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulated
     from mlx26.core.judge_audit import metrics
     from mlx26.core.judge_audit import plot as plots
 
-    tab = load_table(ctx.params, check=lambda t: [t.column(c) for g in slices(slice, t.preset.get("slices", ()))
-                                                  for c in g])
+    def cols(t):
+        return [c for g in slices(slice, t.preset.get("slices", ())) for c in g]
+
+    tab = load_table(ctx.params, check=lambda t: [t.column(c) for c in cols(t)], group_columns=cols)
     groups = slices(slice, tab.preset.get("slices", ()))
     records, warnings = metrics.slice_metrics(tab, groups, n_boot=n_boot, seed=seed, min_n=min_n)
     for w in warnings:
@@ -140,7 +142,8 @@ def asr_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedOpt 
     def groups_of(t):
         return by or [("Attack" if t.preset.get("human") == "Human_Judgement" else "attack")]
 
-    tab = load_table(ctx.params, check=lambda t: need_column(t, groups_of(t), "--by COL", "the ASR groups"))
+    tab = load_table(ctx.params, check=lambda t: need_column(t, groups_of(t), "--by COL", "the ASR groups"),
+                     group_columns=groups_of)
     groups = groups_of(tab)
     emit(labelled(analyses.asr(tab, groups, n_positives or [1, 5, 10], n_boot=n_boot, seed=seed), tab), output, fmt,
          force=force,
@@ -195,13 +198,18 @@ def reliable_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulate
     from mlx26.core.judge_audit import analyses
     from mlx26.core.judge_audit import plot as plots
 
-    tab = load_table(ctx.params, check=lambda t: need_column(t, [behavior or t.preset.get("behavior", "behavior")],
-                                                             "--behavior COL", "the behaviours"))
-    column = behavior or tab.preset.get("behavior", "behavior")
+    def behavior_of(t):
+        return [behavior or t.preset.get("behavior", "behavior")]
+
+    tab = load_table(ctx.params, check=lambda t: need_column(t, behavior_of(t), "--behavior COL", "the behaviours"),
+                     group_columns=behavior_of)
+    column = behavior_of(tab)[0]
     curve, ranked = analyses.reliable_curve(tab, column)
     if k is None:
         emit(labelled(curve, tab), output, fmt, force=force, title="judge-audit reliable")
     else:
+        if k > len(ranked):
+            notice(f"judge-audit: --k {k} is more than the {len(ranked)} behaviours: all {len(ranked)} kept", quiet)
         kept = set(ranked[:k])
         emit(labelled([r for r, b in zip(tab.records, tab.column(column), strict=True) if b in kept], tab),
              output, fmt, force=force)

@@ -133,7 +133,7 @@ def concordance_summary(table: AuditTable, bins: int = 5) -> list[dict[str, Any]
     out = []
     for b in range(bins):
         idx = np.flatnonzero((which == b) & ~np.isnan(c["concordance"]))
-        rec: dict[str, Any] = {"concordance_lo": float(edges[b]), "concordance_hi": float(edges[b + 1]),
+        rec: dict[str, Any] = {"concordance_lo": round(float(edges[b]), 12), "concordance_hi": round(float(edges[b + 1]), 12),
                                "n": int(len(idx))}
         mc = c["majority_correct"][idx]
         rec["majority_accuracy"] = clean(np.nanmean(mc)) if np.any(~np.isnan(mc)) else None

@@ -195,6 +195,21 @@ def build(records: Iterable[Mapping[str, Any]], *, human: str | None, judges: Se
     return AuditTable(ids, labels, scores, columns, rows, judge_threshold, scale, threshold, simulated, notes)
 
 
+MISSING_VALUE = "(missing)"
+
+
+def name_missing(table: AuditTable, columns: Iterable[str]) -> list[str]:
+    """Empty cells of the grouping ``columns`` become the named value '(missing)'; one note per column."""
+    notes = []
+    for c in dict.fromkeys(columns):
+        values = table.column(c)
+        empty = np.array([str(v).strip() == "" for v in values], dtype=bool)
+        if empty.any():
+            values[empty] = MISSING_VALUE
+            notes.append(f"column '{c}': {int(empty.sum())} item(s) without a value grouped as '{MISSING_VALUE}'")
+    return notes
+
+
 def balanced_indices(table: AuditTable, cells: Sequence[str], rng: np.random.Generator
                      ) -> tuple[np.ndarray, list[str]]:
     """Per cell (the crossed ``cells`` columns), equal harmful and safe counts by subsampling the larger class."""

@@ -408,3 +408,29 @@ def test_id_column_is_picked_automatically_when_unique(run_cli):
                        stdin=dup)
     assert numbered.code == 0 and "column 'id' is not unique" in numbered.stderr
     assert [r["id"] for r in _jsonl(numbered.stdout)] == ["1", "2", "3", "4", "5", "6"]
+
+
+def test_missing_slice_values_are_a_named_group(run_cli):
+    rows = [(*r[:1], "" if i in (0, 4) else r[1], *r[2:]) for i, r in enumerate(TABLE)]
+    out = run_cli("judge-audit", "metrics", "-", "--judge", "g", "--slice", "attack", "--n-boot", "0",
+                  "--format", "jsonl", stdin=_csv(rows))
+    assert out.code == 0, out.stderr
+    got = {r["attack"]: r["n"] for r in _jsonl(out.stdout) if r["slice"] == "attack"}
+    assert got == {"(missing)": 2, "Direct": 2, "BoN": 2}
+    assert "column 'attack': 2 item(s) without a value grouped as '(missing)'" in out.stderr
+    asr = run_cli("judge-audit", "asr", "-", "--judge", "g", "--n-boot", "0", "--format", "jsonl", stdin=_csv(rows))
+    assert {r["attack"] for r in _jsonl(asr.stdout)} == {"(missing)", "Direct", "BoN"}
+
+
+def test_reliable_k_above_the_behaviours_says_so(run_cli):
+    out = run_cli("judge-audit", "reliable", "-", "--judge", "g", "--judge", "c", "--human-scale", "binary",
+                  "--k", "9", "--format", "jsonl", stdin=_csv(HOLES, "id,behavior,human,g,c,response"))
+    assert out.code == 0 and len(_jsonl(out.stdout)) == 6
+    assert "--k 9 is more than the 2 behaviours: all 2 kept" in out.stderr
+
+
+def test_concordance_bin_edges_are_round(run_cli):
+    out = run_cli("judge-audit", "concordance", "--simulated", "--summary", "--format", "csv", "--quiet")
+    assert out.code == 0
+    edges = [line.split(",")[1:3] for line in out.stdout.splitlines()[1:]]
+    assert edges == [["0.0", "0.2"], ["0.2", "0.4"], ["0.4", "0.6"], ["0.6", "0.8"], ["0.8", "1.0"]]
