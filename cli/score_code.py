@@ -179,6 +179,9 @@ def detect(
     top: Annotated[int, typer.Option("--top", help="Riskiest steps listed per verdict.", min=0)] = 3,
     fail_on_vuln: Annotated[bool, typer.Option("--fail-on-vuln", help="Exit 1 when any unit is vulnerable "
                                                "(for CI).")] = False,
+    threshold: Annotated[float | None, typer.Option("--threshold", help="Vulnerable iff the aggregate is <= this; "
+                                                    "default: the model's calibrated threshold (manifest) for this "
+                                                    "--agg/--tau, else 0.")] = None,
     model: ModelOpt = "linear",
     model_dir: ModelDirOpt = None,
     segment: SegmentOpt = "block",
@@ -187,7 +190,7 @@ def detect(
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """One verdict per file (or function): vulnerable iff the aggregated step score is ≤ 0.
+    """One verdict per file (or function): vulnerable iff the aggregated step score is ≤ the threshold.
 
     Writes {file, unit, start_line, end_line, steps, aggregate, vulnerable, riskiest}. Exit 0
     whatever the verdicts (findings are data) unless --fail-on-vuln.
@@ -210,6 +213,9 @@ def detect(
     _segment(segment)
     check_output(output, force)
     m = _model(model, model_dir)
+    from mlx26.core.score_code.detect import operating_threshold
+
+    cut = threshold if threshold is not None else operating_threshold(model, model_dir, agg, tau)
     found = [0]
 
     def records() -> Iterator[dict[str, Any]]:
@@ -220,7 +226,7 @@ def detect(
             if not scored.steps:
                 notice(f"{s.name}: no code, skipped.", quiet)
                 continue
-            for v in verdicts(scored, s.text, unit=unit, agg=agg, tau=tau, alpha=alpha, top=top):
+            for v in verdicts(scored, s.text, unit=unit, agg=agg, tau=tau, alpha=alpha, top=top, threshold=cut):
                 found[0] += v["vulnerable"]
                 for r in v["riskiest"]:
                     r["text"] = _printable(r["text"])
@@ -355,6 +361,9 @@ def train(
     data: Annotated[str | None, typer.Option("--data", help="JSONL of {code, vulnerable_lines} or of labelled "
                                              "steps (from `label`); default: a synthetic corpus.",
                                              metavar="FILE")] = None,
+    sven: Annotated[str | None, typer.Option("--sven", help="Train on real code: SVEN's fixes (this folder, with "
+                                             "train/ and val/), installed library code and a synthetic minority; "
+                                             "calibrates the threshold (see docs).", metavar="DIR")] = None,
     n_files: Annotated[int, typer.Option("--n-files", help="Synthetic files when no --data.", min=2)] = 1500,
     model: Annotated[list[str] | None, typer.Option("--model", help="linear and/or transformer; repeatable "
                                                     "(default both).")] = None,
@@ -371,6 +380,7 @@ def train(
     \b
     Examples:
       mlx26 score-code train --model linear --n-files 60 --out prm-example --force --format json
+      mlx26 score-code train --sven sven --model linear --out prm-real --format json   # sven/train/cwe-089.jsonl …
     """
 
     kinds = list(dict.fromkeys(model or MODELS))
@@ -391,6 +401,16 @@ def train(
     from mlx26.core.score_code import train as core
 
     seed_everything(seed)
+    if sven is not None:
+        if data:
+            raise UsageError("give --sven DIR or --data FILE, not both")
+        from mlx26.core.score_code.realtrain import train_real
+
+        folder.mkdir(parents=True, exist_ok=True)
+        entry = train_real(sven, str(folder), models=kinds, seed=seed, epochs=epochs,
+                           progress=None if quiet else notice)
+        emit(entry, None, fmt, title="score-code train")
+        return
     if data:
         records = list(read_records(data, "jsonl"))
         note: dict[str, Any] = {"source": Path(data).name}

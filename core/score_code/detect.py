@@ -51,8 +51,12 @@ def _step_record(step: Step, score: float) -> dict[str, Any]:
 
 
 def verdicts(scored: Scored, text: str, *, unit: str = "file", agg: str = "softmax", tau: float = 0.1,
-             alpha: float = 0.2, top: int = 3) -> list[dict[str, Any]]:
-    """One verdict per unit: aggregate, vulnerable flag and the riskiest steps."""
+             alpha: float = 0.2, top: int = 3, threshold: float = 0.0) -> list[dict[str, Any]]:
+    """One verdict per unit: aggregate, vulnerable flag (aggregate ≤ ``threshold``) and the riskiest steps.
+
+    ``threshold`` 0 is the paper's rule; a model trained on real code carries a calibrated one
+    in its manifest (see :func:`operating_threshold`).
+    """
     if unit not in UNITS:
         raise InputError(f"unknown unit '{unit}'.", "choose one of: " + ", ".join(UNITS))
     groups: list[tuple[str, list[int]]] = []
@@ -73,9 +77,19 @@ def verdicts(scored: Scored, text: str, *, unit: str = "file", agg: str = "softm
         value = aggregate(scores, agg, tau=tau, alpha=alpha)
         steps = [scored.steps[i] for i in idx]
         out.append({"unit": name, "start_line": steps[0].start_line, "end_line": steps[-1].end_line,
-                    "steps": len(idx), "aggregate": value, "vulnerable": value <= 0,
+                    "steps": len(idx), "aggregate": value, "vulnerable": value <= threshold,
                     "riskiest": [_step_record(steps[j], scores[j]) for j in riskiest(scores, top)]})
     return out
+
+
+def operating_threshold(kind: str, model_dir: str | None, agg: str, tau: float) -> float:
+    """The manifest's calibrated threshold for this model and aggregate, else 0 (the paper's rule)."""
+    from mlx26.core.score_code.prm import manifest
+
+    info = manifest(model_dir).get("models", {}).get(kind, {})
+    if "threshold" in info and info.get("aggregate", "softmax") == agg and float(info.get("tau", 0.1)) == float(tau):
+        return float(info["threshold"])
+    return 0.0
 
 
 def candidate_reward(scores: Sequence[float], steps: Sequence[Step], prefix_lines: int, *, agg: str,

@@ -7,7 +7,15 @@ with a linear model over hashed features, all computed from the prefix up to the
 * ``s:`` unigrams and bigrams of the step's tokens;
 * ``c:`` the set of tokens seen in the previous ``window`` steps (presence, max-pooled);
 * ``x:`` conjunctions of each call name in the step with each call name in the context, so
-  a sink can be judged by what ran before it (a sanitiser, an alias, a tainted source).
+  a sink can be judged by what ran before it (a sanitiser, an alias, a tainted source);
+* ``t:`` (``taint=True``) the taint-like features of :mod:`taint` — a sink reached by the
+  enclosing function's inputs, a string built from them, an SQL call without parameters — and
+  their conjunctions with the step's call names.
+
+``scope="function"`` limits the context to the enclosing function: a step that opens a
+``def``/``class`` at the indentation of the previous one (or shallower) starts afresh, so code
+prepended in other functions cannot change a function's scores. ``scope="window"`` (the
+previous models) keeps the last ``window`` steps whatever function they were in.
 
 Tokens come from one regex over the raw text (string contents included: SQL keywords inside
 literals matter). Hashes are CRC32, so features are identical across processes and machines.
@@ -21,11 +29,13 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 
 from mlx26.core.common.errors import InputError
+from mlx26.core.score_code.taint import TaintState, starts_function
 
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|[^\sA-Za-z0-9_]")
 CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\(")
 DEFAULT_DIM = 1 << 18
 DEFAULT_WINDOW = 256
+SCOPES = ("window", "function")
 
 _HASH_CACHE: dict[str, int] = {}
 
@@ -62,9 +72,15 @@ class StepFeaturizer:
     leave the window, so scoring costs O(step length), not O(context size).
     """
 
-    def __init__(self, dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW):
+    def __init__(self, dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW, *, scope: str = "window",
+                 taint: bool = False):
         if dim < 2 or dim & (dim - 1):
             raise InputError(f"feature dimension must be a power of two, got {dim}.")
+        if scope not in SCOPES:
+            raise InputError(f"unknown context scope '{scope}'", "choose one of: " + ", ".join(SCOPES))
+        self.scope = scope
+        self.taint = TaintState() if taint else None
+        self._def_indent: int | None = None
         self.dim = dim
         self.mask = dim - 1
         self.window = window
@@ -75,7 +91,26 @@ class StepFeaturizer:
         self._weights = None
         self.truncated = False
 
+    def _new_scope(self, text: str) -> None:
+        """Start a fresh context when the step opens a function at the previous one's depth or shallower."""
+        indent = starts_function(text)
+        if indent is None:
+            return
+        if self.scope == "function" and self._def_indent is not None and indent <= self._def_indent:
+            self._clear()
+        if self.taint is not None and (self._def_indent is None or indent <= self._def_indent):
+            self.taint.reset()
+        self._def_indent = indent
+
+    def _clear(self) -> None:
+        self._recent.clear()
+        self._context.clear()
+        self._context_calls.clear()
+        self._ctx_sum = 0.0
+
     def _parts(self, text: str) -> tuple[set[int], set[int], set[int]]:
+        if self.scope == "function" or self.taint is not None:
+            self._new_scope(text)
         m = self.mask
         cache = _HASH_CACHE
         hs = [cache[t] if t in cache else _h(t) for t in TOKEN.findall(text)]
@@ -84,6 +119,11 @@ class StepFeaturizer:
         ctx_new = {(h * 3 + 2) & m for h in hs}
         call_hashes = {_h(c) for c in calls(text)}
         conj = {((((a * 2_654_435_761) ^ b) * 7) + 5) & m for a in call_hashes for b in self._context_calls}
+        if self.taint is not None:
+            for name in self.taint.step(text):
+                t = _h("t:" + name)
+                conj.add(((t * 11) + 3) & m)
+                conj.update(((((t * 2_654_435_761) ^ c) * 13) + 9) & m for c in call_hashes)
         return step | conj | {0}, ctx_new, call_hashes
 
     def __call__(self, text: str) -> list[int]:
@@ -133,8 +173,9 @@ class StepFeaturizer:
                     self._ctx_sum -= float(w[f])
 
 
-def featurize(texts: Iterable[str], dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW) -> Iterator[list[int]]:
-    fz = StepFeaturizer(dim, window)
+def featurize(texts: Iterable[str], dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW, *, scope: str = "window",
+              taint: bool = False) -> Iterator[list[int]]:
+    fz = StepFeaturizer(dim, window, scope=scope, taint=taint)
     for text in texts:
         yield fz(text)
 

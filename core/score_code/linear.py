@@ -24,10 +24,12 @@ class LinearPRM:
     dim: int = DEFAULT_DIM
     window: int = DEFAULT_WINDOW
     kind: str = "linear"
+    scope: str = "window"
+    taint: bool = False
 
     def score_steps(self, texts: Sequence[str]) -> tuple[list[float], bool]:
         """Step scores in [−1, 1] and whether the context window was exceeded."""
-        fz = StepFeaturizer(self.dim, self.window)
+        fz = StepFeaturizer(self.dim, self.window, scope=self.scope, taint=self.taint)
         out = []
         for text in texts:
             z = fz.dot(text, self.weights)
@@ -38,28 +40,36 @@ class LinearPRM:
         import numpy as np
 
         return {"weights": np.asarray(self.weights, dtype=np.float32), "dim": np.int64(self.dim),
-                "window": np.int64(self.window)}
+                "window": np.int64(self.window), "scope": np.str_(self.scope), "taint": np.bool_(self.taint)}
 
     @classmethod
     def from_arrays(cls, arrays) -> LinearPRM:
-        return cls([float(x) for x in arrays["weights"].astype("float64")], int(arrays["dim"]), int(arrays["window"]))
+        scope = str(arrays["scope"]) if "scope" in arrays else "window"  # models before the real-code pass
+        taint = bool(arrays["taint"]) if "taint" in arrays else False
+        return cls([float(x) for x in arrays["weights"].astype("float64")], int(arrays["dim"]), int(arrays["window"]),
+                   scope=scope, taint=taint)
 
 
-def feature_rows(step_texts: Sequence[Sequence[str]], dim: int, window: int) -> list[list[int]]:
+def feature_rows(step_texts: Sequence[Sequence[str]], dim: int, window: int, scope: str = "window",
+                 taint: bool = False) -> list[list[int]]:
     rows = []
     for texts in step_texts:
-        fz = StepFeaturizer(dim, window)
+        fz = StepFeaturizer(dim, window, scope=scope, taint=taint)
         rows += [fz(t) for t in texts]
     return rows
 
 
 def train_linear(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[int]], *, dim: int = DEFAULT_DIM,
-                 window: int = DEFAULT_WINDOW, l2: float = 1e-4, max_iter: int = 300) -> tuple[LinearPRM, dict]:
-    """Fit on files given as step texts with 0/1 step labels (1 = vulnerable)."""
+                 window: int = DEFAULT_WINDOW, l2: float = 1e-4, max_iter: int = 300, scope: str = "window",
+                 taint: bool = False, weights: Sequence[float] | None = None) -> tuple[LinearPRM, dict]:
+    """Fit on files given as step texts with 0/1 step labels (1 = vulnerable).
+
+    ``weights``: one weight per sequence (e.g. to keep a synthetic augmentation a minority).
+    """
     import numpy as np
     from scipy.optimize import minimize
 
-    rows = feature_rows(step_texts, dim, window)
+    rows = feature_rows(step_texts, dim, window, scope, taint)
     y = np.asarray([v for ls in labels for v in ls], dtype=np.float64)
     if len(rows) != len(y):
         raise InputError("labels and steps differ in number.")
@@ -72,6 +82,10 @@ def train_linear(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[
     X = full[:, active]
     pos = y.sum()
     sw = np.where(y == 1, 0.5 / pos, 0.5 / (len(y) - pos))  # class-balanced, sums to 1
+    if weights is not None:
+        seq_w = np.repeat(np.asarray(weights, dtype=np.float64), [len(t) for t in step_texts])
+        sw = sw * seq_w
+        sw = np.where(y == 1, 0.5 * sw / sw[y == 1].sum(), 0.5 * sw / sw[y == 0].sum())
 
     def loss(w):
         z = X @ w
@@ -88,5 +102,5 @@ def train_linear(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[
     acc = float(((full @ w > 0) == (y == 1)).mean())
     info = {"steps": len(y), "vulnerable_steps": int(pos), "iterations": int(res.nit), "final_loss": float(res.fun),
             "train_step_accuracy": acc, "nonzero_weights": int((np.abs(w) > 1e-8).sum()), "active_features": len(active),
-            "l2": l2}
-    return LinearPRM(w.tolist(), dim, window), info
+            "l2": l2, "scope": scope, "taint": taint}
+    return LinearPRM(w.tolist(), dim, window, scope=scope, taint=taint), info

@@ -23,12 +23,12 @@ SHIPPED_DIR = Path(__file__).resolve().parent / "models"
 _CACHE: dict[tuple[str, str], Any] = {}
 
 
-def load_model(kind: str = "linear", model_dir: str | None = None):
+def load_model(kind: str = "linear", model_dir: str | None = None, *, fresh: bool = False):
     if kind not in MODELS:
         raise InputError(f"unknown model '{kind}'.", "choose one of: " + ", ".join(MODELS))
     folder = Path(model_dir) if model_dir else SHIPPED_DIR
     key = (str(folder.resolve()), kind)
-    if key in _CACHE:
+    if key in _CACHE and not fresh:
         return _CACHE[key]
     path = folder / f"{kind}.npz"
     if not path.is_file():

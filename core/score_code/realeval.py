@@ -92,24 +92,35 @@ class Rule:
     agg: str = "softmax"
     tau: float = 0.1
     threshold: float = 0.0
+    rank_agg: str = ""  # the aggregate that ranks candidates (manifest ``rank_aggregate``); "" = agg
+    rank_tau: float = 0.0
 
     def value(self, scores: Sequence[float]) -> float:
         return aggregate(scores, self.agg, tau=self.tau) if len(scores) else math.nan
+
+    def rank_value(self, scores: Sequence[float]) -> float:
+        if not self.rank_agg:
+            return self.value(scores)
+        return aggregate(scores, self.rank_agg, tau=self.rank_tau or self.tau) if len(scores) else math.nan
 
     def flags(self, scores: Sequence[float]) -> bool:
         v = self.value(scores)
         return bool(v == v and v <= self.threshold)
 
     def to_record(self) -> dict[str, Any]:
-        return {"aggregate": self.agg, "tau": self.tau, "threshold": self.threshold}
+        out: dict[str, Any] = {"aggregate": self.agg, "tau": self.tau, "threshold": self.threshold}
+        if self.rank_agg:
+            out.update({"rank_aggregate": self.rank_agg, "rank_tau": self.rank_tau})
+        return out
 
 
 def operating_rule(kind: str, model_dir: str | None = None) -> Rule:
     """The rule recorded in the model folder's manifest (defaults: softmax, τ = 0.1, threshold 0)."""
     entry = (manifest(model_dir).get("models") or {}).get(kind) or {}
     rule = Rule(str(entry.get("aggregate", "softmax")), float(entry.get("tau", 0.1)),
-                float(entry.get("threshold", 0.0)))
-    if rule.agg not in AGGREGATORS:
+                float(entry.get("threshold", 0.0)), str(entry.get("rank_aggregate", "")),
+                float(entry.get("rank_tau", 0.0)))
+    if rule.agg not in AGGREGATORS or (rule.rank_agg and rule.rank_agg not in AGGREGATORS):
         raise InputError(f"the manifest of {model_dir or 'the shipped models'} names an unknown aggregator "
                          f"'{rule.agg}' for {kind}.", "choose one of: " + ", ".join(AGGREGATORS))
     if not (rule.tau > 0 and math.isfinite(rule.tau) and math.isfinite(rule.threshold)):
@@ -359,7 +370,7 @@ def evaluate_real(pairs: Sequence[sven.Pair], models: dict[str, Any], rules: dic
 
     def value(system: str, key: str) -> float:
         if system in models:
-            return rules[system].value(scored[system][key].scores)
+            return rules[system].rank_value(scored[system][key].scores)
         return float(len(found[system].get(key, [])))
 
     # SVEN test: function level, localisation, ranking.

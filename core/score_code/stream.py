@@ -26,7 +26,8 @@ class StreamScorer:
         self.done = 0  # steps already emitted
         self._base = 0  # lines before the open step (block/line modes)
         self._texts: list[str] = []
-        self._fz = StepFeaturizer(model.dim, model.window) if model.kind == "linear" else None
+        self._fz = (StepFeaturizer(model.dim, model.window, scope=getattr(model, "scope", "window"),
+                                   taint=getattr(model, "taint", False)) if model.kind == "linear" else None)
 
     def _score(self, step: Step) -> float:
         if self._fz is not None:

@@ -57,9 +57,13 @@ def _lines(changes: Any, key: str) -> tuple[int, ...]:
     return tuple(sorted({int(x["line_no"]) for x in items if isinstance(x, dict) and "line_no" in x}))
 
 
-def load_pairs(folder: str | Path, parts: tuple[str, ...] = ("train", "val"), cwes: tuple[str, ...] = PYTHON_CWES
-               ) -> list[Pair]:
-    """Every Python fix of the SVEN folder (``train/`` and/or ``val/``), in file order."""
+def load_pairs(folder: str | Path, parts: tuple[str, ...] = ("train", "val"), cwes: tuple[str, ...] = PYTHON_CWES,
+               suffixes: tuple[str, ...] = (".py",)) -> list[Pair]:
+    """Every Python fix of the SVEN folder (``train/`` and/or ``val/``), in file order.
+
+    SVEN's files for these CWEs also hold some C/C++ functions (``file_name`` ``*.c``, ``*.cpp``,
+    …): only files with one of ``suffixes`` are kept (342 train + 38 val Python pairs).
+    """
     root = Path(folder)
     if not root.is_dir():
         raise InputError(f"no SVEN folder at {folder}", "give the folder holding SVEN's train/ and val/ "
@@ -75,6 +79,8 @@ def load_pairs(folder: str | Path, parts: tuple[str, ...] = ("train", "val"), cw
                     continue
                 try:
                     r = json.loads(line)
+                    if suffixes and not str(r.get("file_name", "")).endswith(suffixes):
+                        continue
                     out.append(Pair(cwe, repo_of(r["commit_link"]), r["commit_link"], r["func_name"],
                                     r["func_src_before"], r["func_src_after"], _lines(r["line_changes"], "deleted"),
                                     _lines(r["line_changes"], "added"), part))

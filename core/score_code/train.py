@@ -27,9 +27,14 @@ from mlx26.core.score_code.segment import segment
 DEFAULT_TRAIN_MODES = {"linear": ("block", "logical", "ast"), "transformer": ("block", "logical")}
 
 
-def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mode: str = "local"
+def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mode: str = "local",
+              weights: Sequence[float] | None = None, seq_weights: list[float] | None = None
               ) -> tuple[list[list[str]], list[list[int]]]:
-    """Step texts and labels per (file, mode) from code records, or per file from labelled steps."""
+    """Step texts and labels per (file, mode) from code records, or per file from labelled steps.
+
+    With ``weights`` (one per record) and a list ``seq_weights``, the weight of each produced
+    sequence is appended to ``seq_weights`` (code records only).
+    """
     texts: list[list[str]] = []
     labels: list[list[int]] = []
     by_file: dict[str, list[dict[str, Any]]] = {}
@@ -46,6 +51,8 @@ def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mod
                 if steps:
                     texts.append([s.text for s in steps])
                     labels.append(step_labels(steps, lines, label_mode))
+                    if seq_weights is not None:
+                        seq_weights.append(float(weights[i - 1]) if weights is not None else 1.0)
         elif {"text", "label"} <= set(r):
             order = r.get("step", r.get("start_line", 0))
             if not isinstance(order, int) or isinstance(order, bool):
@@ -64,8 +71,13 @@ def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mod
 
 def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] = MODELS, seed: int = 0,
           epochs: int = 10, label_mode: str = "local", data_note: dict | None = None,
-          progress: Callable[[str], None] | None = None) -> dict:
-    """Train the requested models into ``out_dir`` and write ``manifest.json``; return the manifest."""
+          progress: Callable[[str], None] | None = None, weights: Sequence[float] | None = None,
+          real: bool = False, l2: float = 1e-4) -> dict:
+    """Train the requested models into ``out_dir`` and write ``manifest.json``; return the manifest.
+
+    ``weights``: one loss weight per record (linear model); ``real``: the real-code variant —
+    function-scoped context and taint features for the linear model (see :mod:`realtrain`).
+    """
     for m in models:
         if m not in MODELS:
             raise InputError(f"unknown model '{m}'.", "choose one of: " + ", ".join(MODELS))
@@ -75,14 +87,19 @@ def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] 
                              "python": platform.python_version(), "models": {}}
     for kind in models:
         modes = DEFAULT_TRAIN_MODES[kind]
-        texts, labels = sequences(records, modes, label_mode)
+        seq_weights: list[float] = []
+        texts, labels = sequences(records, modes, label_mode, weights, seq_weights)
         if not any(any(y) for y in labels) or all(all(y) for y in labels):
             raise InputError("training data need both vulnerable and safe steps.")
         t0 = time.process_time()
         if kind == "linear":
             from mlx26.core.score_code.linear import train_linear
 
-            model, info = train_linear(texts, labels)
+            if real:
+                model, info = train_linear(texts, labels, scope="function", taint=True, l2=l2,
+                                           weights=seq_weights if weights is not None else None)
+            else:
+                model, info = train_linear(texts, labels)
         else:
             import torch
             from mlx26.core.score_code.transformer import train_transformer

@@ -1,0 +1,204 @@
+"""Training the step scorers on real code: SVEN fixes, ordinary library code, a synthetic minority.
+
+Our reconstruction of SecCodePRM's training (Yu et al., ICML 2026, arXiv 2602.10418): the
+paper labels steps of real code with analyzers and experts and fine-tunes a code LLM; we have
+no LLM, so the models are the small ones of :mod:`linear` / :mod:`transformer`, with
+function-scoped context and the taint features of :mod:`taint` for the linear one. Data:
+
+* **SVEN** (:mod:`sven`, the ``fit`` split: no repository shared with SVEN val): the vulnerable
+  function with the lines its fix deletes or replaces as the vulnerable steps (an insertion-only
+  fix marks the line where the fix inserts its guard), and the fixed function, all safe.
+* **Ordinary code**: whole files of installed libraries (a fixed list of packages; the Python
+  standard library is *not* used — it is the false-alarm test), every step labelled safe. This
+  is an assumption (such code is mostly benign), recorded as such in the manifest.
+* **Synthetic** files of :mod:`corpus`, a minority (their weight in the loss is capped).
+
+The operating threshold is calibrated, not assumed: on the ``calibration`` split of SVEN
+(repositories disjoint from both) and on files of *other* installed packages, the threshold on
+the aggregate maximises function-level F1 subject to at most ``max_false_alarm`` of those
+files flagged. It is written to the manifest, which ``detect`` and ``eval`` read.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import sys
+import sysconfig
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mlx26.core.common.errors import InputError
+from mlx26.core.score_code.sven import Pair, dedented, load_pairs, split, split_summary
+
+FIT_PACKAGES = ("requests", "click", "jinja2", "starlette", "httpx", "peewee.py", "playhouse", "huggingface_hub",
+                "openpyxl", "pygments", "fsspec", "anyio", "dotenv", "multipart", "rich", "openai", "mcp", "networkx",
+                "setuptools", "psutil", "selenium", "pydantic_settings", "sse_starlette", "semantic_version",
+                "pathspec", "tomli")
+CALIBRATION_PACKAGES = ("attr", "dateutil", "markdown_it", "packaging", "filelock", "boltons", "glom", "pluggy",
+                        "structlog", "jsonschema", "idna", "certifi")
+MAX_LINES = 3000
+
+
+def vulnerable_lines(pair: Pair) -> list[int]:
+    """1-based lines of the vulnerable function that its fix deletes, replaces, or inserts before."""
+    before = pair.before.splitlines()
+    after = pair.after.splitlines()
+    out: set[int] = set(pair.deleted)
+    for tag, i1, i2, _j1, _j2 in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            out.update(range(i1 + 1, i2 + 1))
+        elif tag == "insert":
+            out.add(min(i1 + 1, len(before)))  # the guard goes in front of this line
+    return sorted(n for n in out if 1 <= n <= len(before) and before[n - 1].strip())
+
+
+def sven_records(pairs: Sequence[Pair]) -> list[dict[str, Any]]:
+    out = []
+    for p in pairs:
+        before, _ = dedented(p.before)
+        after, _ = dedented(p.after)
+        out.append({"code": before, "vulnerable_lines": vulnerable_lines(p), "source": f"sven:{p.repo}"})
+        out.append({"code": after, "vulnerable_lines": [], "source": f"sven:{p.repo}"})
+    return out
+
+
+def site_packages() -> Path:
+    return Path(sysconfig.get_paths()["purelib"])
+
+
+def library_files(packages: Sequence[str], *, per_package: int = 30, root: Path | None = None) -> list[Path]:
+    """Up to ``per_package`` .py files of each installed package (sorted; tests and vendored code skipped)."""
+    base = root or site_packages()
+    files: list[Path] = []
+    for name in packages:
+        path = base / name
+        if path.is_file():
+            files.append(path)
+            continue
+        if not path.is_dir():
+            continue
+        chosen = [f for f in sorted(path.rglob("*.py"))
+                  if not ({"tests", "test", "_vendor", "vendor"} & set(f.relative_to(base).parts))]
+        files.extend(chosen[:per_package])
+    return [f for f in files if _small(f)]
+
+
+def _small(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return 0 < text.count("\n") <= MAX_LINES and "\x00" not in text
+
+
+def file_records(files: Sequence[Path]) -> list[dict[str, Any]]:
+    return [{"code": f.read_text(encoding="utf-8"), "vulnerable_lines": [], "source": f"library:{f.name}"}
+            for f in files]
+
+
+def calibrate(vulnerable: Sequence[float], safe: Sequence[float], benign_files: Sequence[float], *,
+              max_false_alarm: float = 0.03) -> dict[str, Any]:
+    """The threshold (verdict: aggregate ≤ threshold) with the best F1 under the false-alarm cap."""
+    candidates = sorted(set(vulnerable) | set(safe) | set(benign_files) | {0.0})
+    best: dict[str, Any] | None = None
+    for t in candidates:
+        fa = sum(a <= t for a in benign_files) / max(len(benign_files), 1)
+        if fa > max_false_alarm:
+            continue
+        tp = sum(a <= t for a in vulnerable)
+        fp = sum(a <= t for a in safe)
+        fn = len(vulnerable) - tp
+        f1 = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+        if best is None or f1 > best["f1"] + 1e-12:
+            best = {"threshold": t, "f1": round(f1, 4), "precision": round(tp / (tp + fp), 4) if tp + fp else 0.0,
+                    "recall": round(tp / len(vulnerable), 4) if vulnerable else 0.0, "file_false_alarm": round(fa, 4)}
+    if best is None:
+        best = {"threshold": min(candidates) - 1e-6, "f1": 0.0, "precision": 0.0, "recall": 0.0,
+                "file_false_alarm": 0.0}
+    best["max_false_alarm"] = max_false_alarm
+    best["n"] = {"vulnerable": len(vulnerable), "safe": len(safe), "benign_files": len(benign_files)}
+    return best
+
+
+def _digest(records: Sequence[dict[str, Any]]) -> str:
+    h = hashlib.sha256()
+    for r in records:
+        h.update(r["code"].encode("utf-8", "surrogateescape"))
+        h.update(repr(r["vulnerable_lines"]).encode())
+    return h.hexdigest()
+
+
+def train_real(sven_dir: str | Path, out_dir: str | Path, *, models: Sequence[str] = ("linear",), seed: int = 0,
+               epochs: int = 8, synthetic_files: int = 200, synthetic_weight: float = 0.3,
+               per_package: int = 40, max_false_alarm: float = 0.02, agg: str = "softmax", tau: float = 0.1,
+               l2: float = 1e-4, fit_packages: Sequence[str] = FIT_PACKAGES, library_weight: float = 1.0,
+               sven_weight: float = 1.0, rank_aggregates: Sequence[tuple[str, float]] = (
+                   ("softmax", 0.1), ("lse", 2.0), ("mean", 0.1)),
+               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Train on real code into ``out_dir`` (models + manifest with the calibrated thresholds)."""
+    from mlx26.core.score_code.aggregate import aggregate
+    from mlx26.core.score_code.corpus import generate
+    from mlx26.core.score_code.prm import score_text
+    from mlx26.core.score_code.train import sequences, train, write_manifest
+
+    pairs = load_pairs(sven_dir)
+    parts = split(pairs)
+    fit = sven_records(parts["fit"])
+    library = file_records(library_files(fit_packages, per_package=per_package))
+    calib_files = library_files(CALIBRATION_PACKAGES, per_package=per_package)
+    if not library or not calib_files:
+        raise InputError("no installed library code found for the ordinary-code part of training",
+                         f"expected packages such as {', '.join(FIT_PACKAGES[:4])} under {site_packages()}")
+    synthetic = [{"code": r["code"], "vulnerable_lines": r["vulnerable_lines"], "source": "synthetic"}
+                 for r in (e.to_record() for e in generate(synthetic_files, seed=seed))] if synthetic_files else []
+    records = fit + library + synthetic
+    # A sequence's weight: real code 1, synthetic files capped so they stay a minority of the loss.
+    weights = [synthetic_weight if r["source"] == "synthetic" else library_weight if r["source"].startswith("library")
+               else sven_weight for r in records]
+    note = {"sven": {"fit": split_summary({"fit": parts["fit"]})["fit"],
+                     "calibration": split_summary({"c": parts["calibration"]})["c"],
+                     "test": split_summary({"t": parts["test"]})["t"],
+                     "dropped_for_sharing_a_repository_with_val": len(parts["dropped_shared_repo"])},
+            "library_files": {"packages": list(fit_packages), "files": len(library), "per_package": per_package,
+                              "assumption": "ordinary library code, every step labelled safe"},
+            "synthetic_files": {"n": len(synthetic), "seed": seed, "loss_weight": synthetic_weight},
+            "loss_weights": {"sven": sven_weight, "library": library_weight, "synthetic": synthetic_weight},
+            "records": len(records), "records_sha256": _digest(records), "python": sys.version.split()[0]}
+    entry = train(records, str(out_dir), models=models, seed=seed, epochs=epochs, data_note=note,
+                  progress=progress, weights=weights, real=True, l2=l2)
+    from mlx26.core.score_code.prm import load_model
+
+    for kind in models:
+        model = load_model(kind, str(out_dir), fresh=True)
+
+        def agg_of(code: str) -> float:
+            scored = score_text(code, model, mode="block")
+            return aggregate(scored.scores, agg, tau=tau) if scored.scores else 1.0
+
+        cal = parts["calibration"]
+        vulnerable = [agg_of(dedented(p.before)[0]) for p in cal]
+        safe = [agg_of(dedented(p.after)[0]) for p in cal]
+        benign = [agg_of(f.read_text(encoding="utf-8")) for f in calib_files]
+        result = calibrate(vulnerable, safe, benign, max_false_alarm=max_false_alarm)
+        result.update({"aggregate": agg, "tau": tau, "calibration_packages": list(CALIBRATION_PACKAGES)})
+        # Ranking (fixed over vulnerable) may prefer a smoother aggregate: chosen on the calibration pairs.
+        rank_scores = {}
+        for name, t in rank_aggregates:
+            wins = 0
+            for p in cal:
+                b = score_text(dedented(p.before)[0], model, mode="block").scores
+                a = score_text(dedented(p.after)[0], model, mode="block").scores
+                wins += bool(a and b) and aggregate(a, name, tau=t) > aggregate(b, name, tau=t)
+            rank_scores[f"{name}:{t}"] = round(wins / max(len(cal), 1), 4)
+        best = max(rank_scores, key=lambda k: (rank_scores[k], k == f"{agg}:{tau}"))
+        result["ranking_on_calibration"] = rank_scores
+        entry["models"][kind].update({"threshold": result["threshold"], "aggregate": agg, "tau": tau,
+                                      "rank_aggregate": best.split(":")[0], "rank_tau": float(best.split(":")[1]),
+                                      "calibration": result})
+        if progress:
+            progress(f"{kind}: threshold {result['threshold']:.4f} (calibration F1 {result['f1']}, "
+                     f"file false alarms {result['file_false_alarm']})")
+    write_manifest(entry, str(out_dir))
+    return entry
