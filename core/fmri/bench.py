@@ -2,7 +2,7 @@
 
 For each patching on the same clips: tokens per clip (and the ratio to uniform), the tokeniser's
 reconstruction SSE (what the tokens keep, :func:`.patching.reconstruction_sse`; random has the dynamic
-rule's token count), MAE pretraining seconds, the held-out masked-reconstruction MSE vs the mean
+rule's token count), MAE pretraining seconds (wall and process CPU time), the held-out masked-reconstruction MSE vs the mean
 predictor, and the linear-probe accuracy of the pretrained encoder vs the same encoder at random init.
 Used by ``mlx26 fmri bench`` and ``benchmarks/fmri.py``; every number is computed by the run.
 """
@@ -52,7 +52,7 @@ def compare(*, subjects: int = 8, runs: int = 1, frames: int = 64, size: int = 3
         records.append({
             "data": "SYNTHETIC", "patching": patching, "tokens_per_clip": float(np.mean(tokens)),
             "token_ratio_vs_uniform": float(np.mean(ratio)), "reconstruction_sse": float(np.sum(sse)),
-            "train_seconds": info["train_seconds"], "mae_mse": ev["mae_mse"],
+            "train_seconds": info["train_seconds"], "train_cpu_seconds": info["train_cpu_seconds"], "mae_mse": ev["mae_mse"],
             "mean_predictor_mse": ev["mean_predictor_mse"], **probes,
             "clips": int(len(clips)), "steps": steps, "tau": tau, "bg": bg, "seed": seed,
         })

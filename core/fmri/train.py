@@ -116,7 +116,7 @@ def pretrain(ts: TokenSet, *, steps: int = 200, batch: int = 8, lr: float = 1e-3
     rng = np.random.default_rng(seed)
     usable = [i for i, c in enumerate(ts.counts) if c]
     losses = []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     model.train()
     for step in range(steps):
         idx = rng.choice(usable, size=min(batch, len(usable)), replace=False)
@@ -130,8 +130,8 @@ def pretrain(ts: TokenSet, *, steps: int = 200, batch: int = 8, lr: float = 1e-3
         losses.append(float(loss.detach()))
         if log and (step + 1) % max(1, steps // 5) == 0:
             log(f"step {step + 1}/{steps} loss {np.mean(losses[-10:]):.4f}")
-    seconds = time.perf_counter() - start
-    return model, {"steps": steps, "train_seconds": seconds, "final_loss": float(np.mean(losses[-10:])),
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return model, {"steps": steps, "train_seconds": seconds, "train_cpu_seconds": cpu, "final_loss": float(np.mean(losses[-10:])),
                    "mean_tokens": float(np.mean([ts.counts[i] for i in usable]))}
 
 
