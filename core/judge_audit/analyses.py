@@ -79,7 +79,8 @@ def asr(table: AuditTable, by: Sequence[str], n_positives: Sequence[int] = (1, 5
                 draw = rng.integers(0, n, size=(n_boot, n))
                 yb, pb = y[draw], p[draw]
                 boot = {"judge_asr": pb.mean(1), "human_asr": yb.mean(1), "corrected_asr": (yb & pb).mean(1)}
-                ci = {k: (float(np.percentile(v, alpha)), float(np.percentile(v, 100 - alpha))) for k, v in boot.items()}
+                ci: dict[str, tuple[float | None, float | None]] = {
+                    k: (float(np.percentile(v, alpha)), float(np.percentile(v, 100 - alpha))) for k, v in boot.items()}
             else:
                 ci = dict.fromkeys(("judge_asr", "human_asr", "corrected_asr"), (None, None))
             rec: dict[str, Any] = {"judge": judge}
