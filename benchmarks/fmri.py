@@ -39,8 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     cols = ["tokens_per_clip", "reconstruction_sse", "train_seconds", "train_cpu_seconds", "mae_mse", "mean_predictor_mse",
             "probe_subject_pretrained", "probe_subject_random_init", "probe_condition_pretrained",
             "probe_condition_random_init"]
-    print("columns: " + ", ".join(cols))
-    print("patching  " + "  ".join(f"{c[-14:]:>14}" for c in cols))
+    short = ["tokens/clip", "tokenizer_SSE", "train_wall_s", "train_cpu_s", "MAE_MSE", "mean_pred_MSE",
+             "subj_pretrain", "subj_random", "cond_pretrain", "cond_random"]
+    print("patching  " + "  ".join(f"{c:>14}" for c in short))
     for name in ("dynamic", "uniform", "random"):
         print(f"{name:9} " + "  ".join(f"{by[name][c]:>14.4g}" for c in cols))
     print("ratios (SYNTHETIC):")
