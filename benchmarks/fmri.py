@@ -25,7 +25,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write the records to this JSON file")
     args = ap.parse_args(argv)
     import torch
-
     from mlx26.core.fmri import bench
 
     torch.set_num_threads(1)  # a shared 2-core machine: one thread keeps the three runs comparable

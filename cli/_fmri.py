@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import InputError, require
 from mlx26.cli._io import check_output, notice
-from mlx26.core.fmri.spec import BG_PAPER, FINE, TAU_PAPER
+from mlx26.core.fmri.spec import FINE
 
 SourceArg = Annotated[str, typer.Argument(help="A 4D NIfTI (.nii/.nii.gz), a BIDS-style folder of *_bold.nii.gz, "
                                           "or an NPZ of clips from `fmri preprocess`.", metavar="INPUT")]
@@ -73,8 +73,9 @@ def clips(source: str, quiet: bool, *, frames: int = 0, zscore: bool = True, tr_
         for w in data.pop("_warnings").tolist():
             notice(f"fmri: warning: {w}", quiet)
         return data.pop("clips"), data
-    out = []
+    out, synthetic = [], False
     for v in volumes(source, tr_in, quiet):
+        synthetic |= v.synthetic
         v = preprocess.resample_isotropic(v, None)
         x = v.data[:frames] if frames else v.data
         if frames and v.data.shape[0] < frames:
@@ -83,7 +84,13 @@ def clips(source: str, quiet: bool, *, frames: int = 0, zscore: bool = True, tr_
         out.append(preprocess.zscore_nonzero(x) if zscore else x)
     if len({x.shape for x in out}) > 1:
         raise InputError("the runs differ in shape; preprocess them to one grid first", "mlx26 fmri preprocess")
-    return np.stack(out), {}
+    return np.stack(out), {"synthetic": synthetic}
+
+
+def tag(meta) -> dict:
+    """``{"data": "SYNTHETIC"}`` for clips made by ``fmri synth`` (a bool or a clips-NPZ dict), else ``{}``."""
+    flag = meta.get("synthetic", False) if isinstance(meta, dict) else meta
+    return {"data": "SYNTHETIC"} if bool(flag) else {}
 
 
 def write_npz(path: str, **arrays) -> None:

@@ -47,14 +47,14 @@ def register(app: typer.Typer) -> None:
         require("torch", "torch")
         from mlx26.core.fmri import train
 
-        x, _ = F.clips(clips, quiet)
+        x, meta = F.clips(clips, quiet)
         ts = train.prepare(x, s)
         model, info = train.pretrain(ts, steps=steps, batch=batch, lr=lr, dim=dim, depth=depth, seed=seed,
                                      mask_ratio=mask_ratio, log=None if quiet else lambda m: notice(f"fmri: {m}"))
         ev = train.evaluate(model, ts, mask_ratio=mask_ratio, seed=seed)
         info.update(ev)
         train.save(model, save, s, info)
-        emit({**info, **s.as_dict(), "clips": int(len(x)), "save": save}, output, fmt, force=force,
+        emit({**F.tag(meta), **info, **s.as_dict(), "clips": int(len(x)), "save": save}, output, fmt, force=force,
              title="fmri pretrain")
 
     @app.command("embed")
@@ -74,8 +74,8 @@ def register(app: typer.Typer) -> None:
         net, s, _ = train.load(model)
         x, meta = F.clips(clips, quiet)
         emb = train.embed(net, train.prepare(x, s))
-        F.write_npz(npz, embeddings=emb, **{k: v for k, v in meta.items() if k in PROBE_LABELS})
-        emit({"clips": int(len(emb)), "dim": int(emb.shape[1]), "npz": npz}, output, fmt, force=force,
+        F.write_npz(npz, embeddings=emb, **{k: v for k, v in meta.items() if k in (*PROBE_LABELS, "synthetic")})
+        emit({**F.tag(meta), "clips": int(len(emb)), "dim": int(emb.shape[1]), "npz": npz}, output, fmt, force=force,
              title="fmri embed")
 
     @app.command("probe")
@@ -101,7 +101,7 @@ def register(app: typer.Typer) -> None:
         pre = train.probe(train.embed(net, ts), y, seed)
         rnd = train.probe(train.embed(train.build_model(x.shape[1], s, dim=net.config["dim"],
                                                         depth=net.config["depth"], seed=seed), ts), y, seed)
-        emit({"label": label, "probe_pretrained": pre["accuracy"], "probe_random_init": rnd["accuracy"],
+        emit({**F.tag(meta), "label": label, "probe_pretrained": pre["accuracy"], "probe_random_init": rnd["accuracy"],
               "gain_points": 100 * (pre["accuracy"] - rnd["accuracy"]), "chance": pre["chance"],
               "folds": pre["folds"], "clips": pre["n"], "seed": seed}, output, fmt, force=force, title="fmri probe")
 

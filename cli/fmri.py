@@ -12,8 +12,8 @@ import typer
 from mlx26.cli import _fmri as F
 from mlx26.cli import _fmri_train
 from mlx26.cli._errors import InputError, require, unknown_name
-from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, SeedOpt, emit, notice
-from mlx26.core.fmri.spec import BG_PAPER, FINE, PROBE_LABELS, SYNTH_KINDS, TAU_PAPER
+from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, SeedOpt, emit
+from mlx26.core.fmri.spec import BG_PAPER, FINE, SYNTH_KINDS, TAU_PAPER
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 A = OutputFormat.auto
@@ -89,8 +89,8 @@ def preprocess_cmd(input: F.SourceArg, npz: Annotated[str, typer.Option("--npz",
 
     res = preprocess.preprocess(F.volumes(input, tr_in, quiet), size=size, frames=frames, voxel=voxel, tr=tr,
                                 zscore=zscore)
-    F.write_npz(npz, clips=res.clips, tr=res.tr, voxel=res.voxel, **res.labels)
-    emit({"clips": int(res.clips.shape[0]), "shape": list(res.clips.shape[1:]), "tr": res.tr, "voxel_mm": res.voxel,
+    F.write_npz(npz, clips=res.clips, tr=res.tr, voxel=res.voxel, synthetic=res.synthetic, **res.labels)
+    emit({**F.tag(res.synthetic), "clips": int(res.clips.shape[0]), "shape": list(res.clips.shape[1:]), "tr": res.tr, "voxel_mm": res.voxel,
           "labels": sorted(res.labels), "warnings": len(res.warnings), "npz": npz}, output, fmt, force=force,
          title="fmri preprocess")
 
@@ -113,9 +113,9 @@ def tokenize_cmd(input: F.SourceArg, tau: F.TauOpt = TAU_PAPER, bg: F.BgOpt = BG
     import numpy as np
     from mlx26.core.fmri import patching as P
 
-    x, _ = F.clips(input, quiet, frames=frames, zscore=zscore, tr_in=tr_in)
+    x, meta = F.clips(input, quiet, frames=frames, zscore=zscore, tr_in=tr_in)
     toks = [P.tokenize(c, P.Settings(**{**s.as_dict(), "seed": seed + i})) for i, c in enumerate(x)]
-    recs = [{"clip": i, **t.summary()} for i, t in enumerate(toks)]
+    recs = [{**F.tag(meta), "clip": i, **t.summary()} for i, t in enumerate(toks)]
     if npz:
         arrays = {f"clip{i}_coords_{p}": t.coords(k) for i, t in enumerate(toks) for k, p in enumerate(t.sizes)}
         F.write_npz(npz, sizes=np.array(toks[0].sizes), **arrays)
@@ -141,12 +141,13 @@ def show_cmd(input: F.SourceArg, png: Annotated[str, typer.Option("--png", help=
     from mlx26.core.fmri import patching as P
     from mlx26.core.fmri import show
 
-    x, _ = F.clips(input, quiet, zscore=zscore)
+    x, meta = F.clips(input, quiet, zscore=zscore)
     if clip >= len(x):
         raise InputError(f"--clip {clip} is out of range (the input has {len(x)})")
     tok = P.tokenize(x[clip], s)
-    emit({**show.draw(x[clip], tok, png, axis=axis, index=index, title=f"{Path(input).name} clip {clip}, "
-                      f"tau {tau}"), **tok.summary(), "png": png}, output, fmt, force=force, title="fmri show")
+    label = " (SYNTHETIC)" if F.tag(meta) else ""
+    emit({**F.tag(meta), **show.draw(x[clip], tok, png, axis=axis, index=index, title=f"{Path(input).name}{label} "
+                                     f"clip {clip}, tau {tau}"), **tok.summary(), "png": png}, output, fmt, force=force, title="fmri show")
 
 
 _fmri_train.register(app)  # pretrain, embed, probe, bench (cli/_fmri_train.py)

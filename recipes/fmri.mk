@@ -32,11 +32,11 @@ smoke-fmri: $(FMRI_DIR)/real_clips.npz
 # SYNTHETIC end to end in well under a minute: synth → preprocess → tokenize → show → pretrain → probe.
 demo-fmri:
 	mkdir -p $(FMRI_DIR)
-	$(MLX26) fmri synth $(FMRI_DIR)/synth --subjects 3 --runs 1 --frames 32 --seed $(SEED) --force --format table
+	$(MLX26) fmri synth $(FMRI_DIR)/synth --subjects 3 --runs 1 --frames 24 --seed $(SEED) --force --format table
 	$(MLX26) fmri preprocess $(FMRI_DIR)/synth --npz $(FMRI_DIR)/clips.npz --size 32 --frames 8 --force --format table
 	$(MLX26) fmri tokenize $(FMRI_DIR)/clips.npz --tau 0.25 --format csv | head -3
 	$(MLX26) fmri show $(FMRI_DIR)/clips.npz --png $(FMRI_DIR)/slice.png --force --format json -q > /dev/null
-	$(MLX26) fmri pretrain $(FMRI_DIR)/clips.npz --save $(FMRI_DIR)/mae.pt --steps 30 --seed $(SEED) --force --format table -q
+	$(MLX26) fmri pretrain $(FMRI_DIR)/clips.npz --save $(FMRI_DIR)/mae.pt --steps 10 --dim 32 --seed $(SEED) --force --format table -q
 	$(MLX26) fmri probe $(FMRI_DIR)/clips.npz --model $(FMRI_DIR)/mae.pt --label subject --seed $(SEED) --format table
 	@echo "demo-fmri: SYNTHETIC data; slice with patches in $(FMRI_DIR)/slice.png"
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError
 
 from .spec import TR_RANGE
@@ -33,6 +32,7 @@ class Volume:
     warnings: list[str] = field(default_factory=list)
     frame_labels: dict[str, list] = field(default_factory=dict)
     subject: str = "sub-01"
+    synthetic: bool = False
 
     @property
     def voxel_size(self) -> tuple[float, float, float]:
@@ -118,6 +118,7 @@ def load_nifti(path: str | Path, tr: float | None = None) -> Volume:
         meta = json.loads(sidecar.read_text())
         vol.frame_labels = {k: v for k, v in meta.get("frame_labels", {}).items() if len(v) == data.shape[0]}
         vol.subject = str(meta.get("subject", vol.subject))
+        vol.synthetic = bool(meta.get("SYNTHETIC", False))
     return vol
 
 

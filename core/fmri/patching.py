@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError
 
 from .spec import BG_PAPER, FINE, PATCHINGS, SCORES, TAU_PAPER

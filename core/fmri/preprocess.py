@@ -13,7 +13,6 @@ import warnings as _warnings
 from dataclasses import dataclass
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError
 
 from .io import Volume
@@ -26,6 +25,7 @@ class Clips:
     tr: float
     voxel: float
     warnings: list[str]
+    synthetic: bool = False
 
 
 def resample_isotropic(vol: Volume, voxel: float | None) -> Volume:
@@ -45,7 +45,7 @@ def resample_isotropic(vol: Volume, voxel: float | None) -> Volume:
                            force_resample=True, copy_header=True)
     data = np.moveaxis(np.asarray(out.get_fdata(dtype=np.float32)), -1, 0)
     return Volume(np.nan_to_num(data), np.asarray(out.affine), vol.tr, vol.source, list(vol.warnings),
-                  dict(vol.frame_labels), vol.subject)
+                  dict(vol.frame_labels), vol.subject, vol.synthetic)
 
 
 def pad_crop(data: np.ndarray, size: int) -> np.ndarray:
@@ -119,4 +119,4 @@ def preprocess(volumes: list[Volume], *, size: int, frames: int, voxel: float | 
             labels.setdefault("subject", []).append(subjects.index(v.subject))
     voxel_out = float(voxel) if voxel else float(min(volumes[0].voxel_size))
     return Clips(np.stack(clips).astype(np.float32), {k: np.asarray(a) for k, a in labels.items()},
-                 float(tr or volumes[0].tr), voxel_out, warns)
+                 float(tr or volumes[0].tr), voxel_out, warns, any(v.synthetic for v in volumes))

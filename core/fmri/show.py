@@ -8,7 +8,6 @@ tokens in another, so a user can see where the tokeniser kept patches whole.
 from __future__ import annotations
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError
 
 from .patching import Tokens
@@ -22,7 +21,6 @@ def draw(x: np.ndarray, tokens: Tokens, path, *, axis: str = "z", index: int | N
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
-
     from mlx26.core.common.files import atomic_path
 
     if axis not in AXES:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import warnings as _warnings
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError
 
 from .io import Volume
@@ -75,9 +74,8 @@ def generate(*, subjects: int = 4, runs: int = 2, frames: int = 96, size: int = 
         raise unknown_name("kind", kind, SYNTH_KINDS)
     if min(subjects, runs, frames, block) < 1 or size < 8 or tr <= 0 or tsnr <= 0:
         raise InputError("subjects, runs, frames, block >= 1, size >= 8, tr > 0 and tsnr > 0 are required")
-    from nilearn.glm.first_level import spm_hrf
-
     from mlx26.core.common.seeding import numpy_rng
+    from nilearn.glm.first_level import spm_hrf
 
     rng = numpy_rng(seed)
     mask, gm, voxel = brain(size)
@@ -117,5 +115,5 @@ def generate(*, subjects: int = 4, runs: int = 2, frames: int = 96, size: int = 
             affine = np.diag([voxel, voxel, voxel, 1.0])
             affine[:3, 3] = -voxel * size / 2
             out.append(Volume(data, affine, float(tr), f"synthetic:sub-{subj + 1:02d}_run-{run + 1}", [],
-                              labels, f"sub-{subj + 1:02d}"))
+                              labels, f"sub-{subj + 1:02d}", synthetic=True))
     return out

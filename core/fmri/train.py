@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError, RunFailure
 
 from .patching import Settings, patch_arrays, tokenize
@@ -89,7 +88,6 @@ def collate(ts: TokenSet, idx, mean: float | None = None) -> dict:
 
 def build_model(frames: int, settings: Settings, dim: int = 64, depth: int = 2, heads: int = 4, seed: int = 0):
     import torch
-
     from mlx26.core.common.seeding import seed_everything
 
     from .model import DualPathMAE
@@ -190,7 +188,6 @@ def probe(features: np.ndarray, labels: np.ndarray, seed: int = 0, folds: int = 
 
 def save(model, path, settings: Settings, info: dict) -> None:
     import torch
-
     from mlx26.core.common.files import atomic_path
 
     with atomic_path(path) as tmp:
