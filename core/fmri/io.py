@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from mlx26.core.common.errors import InputError
@@ -91,7 +92,7 @@ def load_nifti(path: str | Path, tr: float | None = None) -> Volume:
     if not is_nifti(source):
         raise InputError(f"{source}: not a NIfTI file (expected .nii or .nii.gz)", "pass a 4D *_bold.nii(.gz)")
     try:
-        img = nib.load(source)
+        img: Any = nib.load(source)
         raw = np.asanyarray(img.dataobj)
     except Exception as exc:  # nibabel raises several classes for a corrupt file
         raise InputError(f"{source}: cannot read as NIfTI ({type(exc).__name__}: {exc})",

@@ -44,9 +44,10 @@ class DualPathMAE(nn.Module):
                            dec_depth=dec_depth, scales=scales)
         n_in = frames * patch ** 3
         self.embed = nn.Linear(n_in, dim)
-        self.sub_mlp = nn.Sequential(nn.Linear(8 * dim, dim), nn.GELU(), nn.Linear(dim, dim))
-        nn.init.zeros_(self.sub_mlp[-1].weight)
-        nn.init.zeros_(self.sub_mlp[-1].bias)
+        last = nn.Linear(dim, dim)
+        nn.init.zeros_(last.weight)
+        nn.init.zeros_(last.bias)
+        self.sub_mlp = nn.Sequential(nn.Linear(8 * dim, dim), nn.GELU(), last)
         self.scale_embed = nn.Parameter(torch.zeros(scales, dim))
         self.encoder = _stack(dim, depth, heads)
         self.norm = nn.LayerNorm(dim)

@@ -92,7 +92,7 @@ class Tokens:
         counts = self.counts()
         fg = self.foreground
         uniform = uniform_count(fg, self.sizes[0])
-        rec = {f"tokens_{p}": n for p, n in zip(self.sizes, counts, strict=True)}
+        rec: dict = {f"tokens_{p}": n for p, n in zip(self.sizes, counts, strict=True)}
         rec.update({
             "tokens": sum(counts), "uniform_tokens": uniform,
             "token_ratio": (sum(counts) / uniform) if uniform else None,
@@ -182,7 +182,7 @@ def tokenize(x: np.ndarray, settings: Settings | None = None) -> Tokens:
         g = keep[i] & ~covered.reshape(keep[i].shape[0], r, keep[i].shape[1], r, keep[i].shape[2], r).any(
             axis=(1, 3, 5))
         grids[i] = g
-        covered |= _upsample(g, r)[: covered.shape[0], : covered.shape[1], : covered.shape[2]]
+        covered |= _upsample(g, r)[: covered.shape[0], : covered.shape[1], : covered.shape[2]]  # type: ignore[index,misc]
     grids[0] = fg[0] & ~covered
     return Tokens(grids, sizes, shape, s, fg_voxels)
 
