@@ -122,6 +122,21 @@ def calibrate(vulnerable: Sequence[float], safe: Sequence[float], benign_files: 
     return best
 
 
+def _versions(packages: Sequence[str]) -> dict[str, str]:
+    """Installed versions (the ordinary-code data depend on them; reproduce with the same ones)."""
+    from importlib import metadata
+
+    out = {}
+    for name in packages:
+        dist = {"peewee.py": "peewee", "playhouse": "peewee", "dotenv": "python-dotenv", "multipart": "python-multipart",
+                "attr": "attrs", "dateutil": "python-dateutil", "markdown_it": "markdown-it-py"}.get(name, name)
+        try:
+            out[name] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[name] = "unknown"
+    return out
+
+
 def _digest(records: Sequence[dict[str, Any]]) -> str:
     h = hashlib.sha256()
     for r in records:
@@ -162,6 +177,7 @@ def train_real(sven_dir: str | Path, out_dir: str | Path, *, models: Sequence[st
                      "test": split_summary({"t": parts["test"]})["t"],
                      "dropped_for_sharing_a_repository_with_val": len(parts["dropped_shared_repo"])},
             "library_files": {"packages": list(fit_packages), "files": len(library), "per_package": per_package,
+                              "versions": _versions(fit_packages),
                               "assumption": "ordinary library code, every step labelled safe"},
             "synthetic_files": {"n": len(synthetic), "seed": seed, "loss_weight": synthetic_weight},
             "loss_weights": {"sven": sven_weight, "library": library_weight, "synthetic": synthetic_weight},
