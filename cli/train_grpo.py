@@ -7,19 +7,18 @@ chosen length reward; records stream as JSONL on stdout and into ``--out``/metri
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 from mlx26.cli._errors import require
 from mlx26.cli._io import (
     ConfigOpt,
-    ForceOpt,
     PrintConfigOpt,
     QuietOpt,
     SeedOpt,
     emit_raw,
     notice,
-    print_config_requested,
     to_json,
 )
 from mlx26.core.smartthinker.spec import DATASETS, DEFAULT_PRESET, GRPO_PRESETS, LENGTH_REWARDS
@@ -57,7 +56,8 @@ def train_grpo(
     out: Annotated[str | None, typer.Option("--out", help="Run folder [default: runs/grpo-<reward>-s<seed>].",
                                             metavar="DIR")] = None,
     seed: SeedOpt = 0,
-    force: ForceOpt = False,
+    force: Annotated[bool, typer.Option("--force", help="Reuse a non-empty --out folder (its files are replaced).")
+                     ] = False,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
     print_config: PrintConfigOpt = False,
@@ -75,9 +75,6 @@ def train_grpo(
       mlx26 train grpo --preset micro --out g1 --quiet
       mlx26 train grpo --preset micro --length-reward kimi --num-generations 4 --max-steps 1 --out g2 --quiet
     """
-    if print_config_requested(ctx, print_config):
-        return
-    require("torch", "torch")
     from mlx26.core.smartthinker.grpo import load_trl, settings, train
 
     s = settings(preset, model=model, data=data, length_reward=length_reward, num_generations=num_generations,
@@ -85,7 +82,17 @@ def train_grpo(
                  learning_rate=learning_rate, beta=beta, temperature=temperature, warmup_steps=warmup_steps,
                  warmup_lr=warmup_lr, kinds=tuple(kind) if kind else None, eval_problems=eval_problems,
                  target_length=target_length, coef=coef, seed=seed,
-                 out=out or f"runs/grpo-{length_reward}-s{seed}")
+                 out=out or f"runs/grpo-{length_reward}-s{seed}")  # validates the preset and values (exit 2)
+    if print_config:  # the preset's values with the command line applied, as the run would use them
+        import dataclasses
+
+        import yaml
+
+        resolved = {k.replace("_", "-"): (list(v) if isinstance(v, tuple) else v)
+                    for k, v in dataclasses.asdict(s).items()}
+        sys.stdout.write(yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True))
+        return
+    require("torch", "torch")
     load_trl()
     summary = train(s, lambda record: emit_raw(to_json(record) + "\n"), force=force)
     b, a = summary["before"].get("greedy", {}), summary["after"].get("greedy", {})
