@@ -35,7 +35,9 @@ demo-fmri:
 	$(MLX26) fmri synth $(FMRI_DIR)/synth --subjects 3 --runs 1 --frames 24 --seed $(SEED) --force --format table
 	$(MLX26) fmri preprocess $(FMRI_DIR)/synth --npz $(FMRI_DIR)/clips.npz --size 32 --frames 8 --force --format table
 	$(MLX26) fmri tokenize $(FMRI_DIR)/clips.npz --tau 0.25 --format csv | head -3
-	$(MLX26) fmri show $(FMRI_DIR)/clips.npz --png $(FMRI_DIR)/slice.png --force --format json -q > /dev/null
+	@if $(PY) -c 'import matplotlib' 2>/dev/null; then \
+	  $(MLX26) fmri show $(FMRI_DIR)/clips.npz --png $(FMRI_DIR)/slice.png --force --format json -q > /dev/null; \
+	else echo "demo-fmri: matplotlib is not installed: 'fmri show' skipped (pip install 'mlx26[fmri]')"; fi
 	$(MLX26) fmri pretrain $(FMRI_DIR)/clips.npz --save $(FMRI_DIR)/mae.pt --steps 10 --dim 32 --seed $(SEED) --force --format table -q
 	$(MLX26) fmri probe $(FMRI_DIR)/clips.npz --model $(FMRI_DIR)/mae.pt --label subject --seed $(SEED) --format table
 	@echo "demo-fmri: SYNTHETIC data; slice with patches in $(FMRI_DIR)/slice.png"
