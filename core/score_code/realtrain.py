@@ -189,24 +189,25 @@ def train_real(sven_dir: str | Path, out_dir: str | Path, *, models: Sequence[st
     for kind in models:
         model = load_model(kind, str(out_dir), fresh=True)
 
-        def agg_of(code: str) -> float:
-            scored = score_text(code, model, mode="block")
-            return aggregate(scored.scores, agg, tau=tau) if scored.scores else 1.0
+        def steps_of(code: str) -> list[float]:
+            return score_text(code, model, mode="block").scores
+
+        def agg_of(scores: list[float]) -> float:
+            return aggregate(scores, agg, tau=tau) if scores else 1.0
 
         cal = parts["calibration"]
-        vulnerable = [agg_of(dedented(p.before)[0]) for p in cal]
-        safe = [agg_of(dedented(p.after)[0]) for p in cal]
-        benign = [agg_of(f.read_text(encoding="utf-8")) for f in calib_files]
-        result = calibrate(vulnerable, safe, benign, max_false_alarm=max_false_alarm)
+        # Each calibration function is scored once; the threshold and the ranking reuse the step scores.
+        before = [steps_of(dedented(p.before)[0]) for p in cal]
+        after = [steps_of(dedented(p.after)[0]) for p in cal]
+        benign = [agg_of(steps_of(f.read_text(encoding="utf-8"))) for f in calib_files]
+        result = calibrate([agg_of(b) for b in before], [agg_of(a) for a in after], benign,
+                           max_false_alarm=max_false_alarm)
         result.update({"aggregate": agg, "tau": tau, "calibration_packages": list(CALIBRATION_PACKAGES)})
         # Ranking (fixed over vulnerable) may prefer a smoother aggregate: chosen on the calibration pairs.
         rank_scores = {}
         for name, t in rank_aggregates:
-            wins = 0
-            for p in cal:
-                b = score_text(dedented(p.before)[0], model, mode="block").scores
-                a = score_text(dedented(p.after)[0], model, mode="block").scores
-                wins += bool(a and b) and aggregate(a, name, tau=t) > aggregate(b, name, tau=t)
+            wins = sum(bool(a and b) and aggregate(a, name, tau=t) > aggregate(b, name, tau=t)
+                       for b, a in zip(before, after, strict=True))
             rank_scores[f"{name}:{t}"] = round(wins / max(len(cal), 1), 4)
         best = max(rank_scores, key=lambda k: (rank_scores[k], k == f"{agg}:{tau}"))
         result["ranking_on_calibration"] = rank_scores

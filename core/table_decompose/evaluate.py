@@ -274,13 +274,14 @@ def eval_gold(gold: str | Path, tables: str | Path, *, formats: Iterable[str] = 
             consulted += sum(1 for c in cases if c.decided_by in ("llm", "cache", "fallback"))
             changed += sum(1 for c in cases if c.chosen and c.chosen != c.default)
             texts = _sheet_texts(grid)
-            gold_cells = {_shift(grid, pos): paths for pos, paths in g.cells(texts).items()}
+            r0, c0 = _origin(grid)
+            gold_cells = {(r - r0, c - c0): paths for (r, c), paths in g.cells(texts).items()}
             r0 = _origin(grid)[0]
             gold_header = [r - r0 for r in range(g.header_rows[0], g.header_rows[1] + 1)]
             metrics = compare(dec, gold_cells, g.col_nodes(), g.row_nodes(), len(gold_header), g.L,
                               header_rows=gold_header)
             units = {(rec["row"], rec["col"]): label_of(rec.get("unit") or "") for rec in dec.records}
-            gold_units = {_shift(grid, pos): unit for pos, unit in g.units.items()}
+            gold_units = {(r - r0, c - c0): unit for (r, c), unit in g.units.items()}
             for pos in gold_cells:
                 if pos in gold_units:
                     unit_n += 1
@@ -317,11 +318,6 @@ def _origin(grid: Any) -> tuple[int, int]:
 
     ref = (grid.source or {}).get("origin")
     return cell_index(ref) if ref else (0, 0)
-
-
-def _shift(grid: Any, pos: tuple[int, int]) -> tuple[int, int]:
-    r0, c0 = _origin(grid)
-    return pos[0] - r0, pos[1] - c0
 
 
 def _sheet_texts(grid: Any) -> list[list[str]]:
