@@ -1,0 +1,72 @@
+"""Acceptance metrics of speculative decoding from per-step logs, and the modelled speedup.
+
+A *step* is one target forward call that verifies ``drafted`` tokens and keeps ``accepted`` of
+them plus one token of its own (the correction, or the bonus when all were accepted), so it emits
+``accepted + 1`` tokens and AL = new tokens / target calls = 1 + sum(accepted) / steps.
+Conditional acceptance at position i is P(draft i accepted | drafts < i accepted); joint
+acceptance is P(drafts <= i all accepted) (the standard definitions, e.g. in SPEED-Bench and
+vLLM's per-position counters). Our own code; the formulas are textbook.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from mlx26.core.common.errors import InputError
+
+
+@dataclass(frozen=True)
+class Step:
+    drafted: int
+    accepted: int
+
+
+def histogram(steps: Iterable[Step], k: int) -> list[int]:
+    """counts[a] = steps that accepted exactly a drafts, a = 0..k."""
+    counts = [0] * (k + 1)
+    for s in steps:
+        counts[min(s.accepted, k)] += 1
+    return counts
+
+
+def acceptance_length(new_tokens: int, target_calls: int) -> float | None:
+    return None if target_calls <= 0 else new_tokens / target_calls
+
+
+def acceptance_rate(steps: Sequence[Step]) -> float | None:
+    drafted = sum(s.drafted for s in steps)
+    return None if drafted == 0 else sum(s.accepted for s in steps) / drafted
+
+
+def by_position(steps: Sequence[Step], k: int) -> dict[str, list[float | None]]:
+    """Conditional and joint acceptance per draft position 1..k, over steps that drafted that far."""
+    conditional: list[float | None] = []
+    joint: list[float | None] = []
+    for i in range(k):
+        reach = [s for s in steps if s.drafted > i]
+        before = [s for s in reach if s.accepted >= i]
+        ok = sum(1 for s in reach if s.accepted > i)
+        conditional.append(ok / len(before) if before else None)
+        joint.append(ok / len(reach) if reach else None)
+    return {"conditional": conditional, "joint": joint}
+
+
+def summarize(steps: Sequence[Step], new_tokens: int, target_calls: int, k: int) -> dict[str, object]:
+    return {"acceptance_length": acceptance_length(new_tokens, target_calls),
+            "acceptance_rate": acceptance_rate(steps), "steps": len(steps), "target_calls": target_calls,
+            "new_tokens": new_tokens, "accepted_histogram": histogram(steps, k), **by_position(steps, k)}
+
+
+def modelled_speedup(al: float | None, k: int, cost_ratio: float) -> float | None:
+    """tau / (1 + k * c_draft / c_target): the wall speedup if a step costs one target + k draft calls."""
+    if al is None:
+        return None
+    if k < 0 or cost_ratio < 0:
+        raise InputError(f"k and the cost ratio must be >= 0 (got k={k}, ratio={cost_ratio}).")
+    return al / (1.0 + k * cost_ratio)
+
+
+def check_k(k: int) -> None:
+    if k <= 0:
+        raise InputError(f"-k must be >= 1 (draft tokens per step), got {k}.")
