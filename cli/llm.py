@@ -164,6 +164,10 @@ def serve(
     self_test: Annotated[bool, typer.Option("--self-test", help="Start, check every endpoint with the built-in "
                                             "client, print a report and exit.")] = False,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a non-loopback --host.")] = False,
+    draft: Annotated[str | None, typer.Option("--draft", metavar="MODEL", help="Speculative decoding with this "
+                                              "draft model (zoo name or folder; needs --llm hf:TARGET); exports "
+                                              "vLLM's spec_decode counters on /metrics.")] = None,
+    draft_k: Annotated[int, typer.Option("--draft-k", help="Draft tokens per step with --draft.")] = 4,
     fmt: FormatOpt = OutputFormat.auto,
     quiet: QuietOpt = False,
 ) -> None:
@@ -176,6 +180,7 @@ def serve(
     Examples:
       mlx26 llm serve --llm scripted:demo --self-test
       mlx26 llm serve --llm scripted:demo --self-test --fault 429 --fault 500 --fault-count 2 --retry-after 0
+      mlx26 llm serve --llm hf:tiny-llama --draft tiny-llama-draft --draft-k 4 --self-test
     """
     import json
     import os
@@ -189,8 +194,22 @@ def serve(
     from mlx26.core.llm.server import LLMServer
 
     plan = FaultPlan(fault or [], fault_count, retry_after, slow_s)
+    if draft is not None:
+        spec = (llm or os.environ.get("MLX26_LLM", "")).strip()
+        if not spec.startswith("hf:"):
+            raise UsageError(f"--draft needs a local target: --llm hf:TARGET (got '{spec or 'none'}').",
+                             hint="e.g. mlx26 llm serve --llm hf:tiny-llama --draft tiny-llama-draft")
+        if draft_k < 1:
+            raise UsageError(f"--draft-k must be >= 1, got {draft_k}.")
     with llm_errors():
-        backend = open_llm(llm)
+        if draft is not None:
+            from mlx26.cli._llm_options import ensure_extras
+            from mlx26.core.spec_bench.serving import SpecHFBackend
+
+            ensure_extras(spec)
+            backend = SpecHFBackend(spec[3:], draft, draft_k)
+        else:
+            backend = open_llm(llm)
         with backend:
             server = LLMServer(backend, host=host, port=(0 if self_test else 8000) if port is None else port,
                                model_name=model_name, faults=plan, api_key=api_key, allow_remote=allow_remote,

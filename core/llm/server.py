@@ -4,7 +4,7 @@ Our own server on the standard library's ``ThreadingHTTPServer`` (no paper recon
 Endpoints: ``GET /v1/models``, ``POST /v1/chat/completions`` and ``POST /v1/completions``
 (JSON, or Server-Sent Events with ``"stream": true`` and chunked transfer encoding;
 ``stream_options.include_usage`` adds a final usage chunk), ``GET /metrics`` (Prometheus
-text) and ``GET /health``. Errors use OpenAI's ``{"error": {"message", "type"}}`` body.
+text, plus the backend's ``prometheus_extra()`` when it has one) and ``GET /health``. Errors use OpenAI's ``{"error": {"message", "type"}}`` body.
 Usage in replies is the backend's (exact for ``hf:``, an estimate for ``scripted:``).
 Unset request fields take OpenAI's defaults (temperature 1), except ``max_tokens`` (256).
 An optional API key makes every endpoint but ``/health`` require ``Authorization: Bearer``.
@@ -288,7 +288,10 @@ class _Handler(BaseHTTPRequestHandler):
                 {"id": self.app.model_name, "object": "model", "created": self.app.created, "owned_by": "mlx26",
                  "mlx26_backend": self.app.backend.kind}]})
         elif endpoint == "/metrics":
-            self._send_bytes(200, self.app.metrics.render().encode(), "text/plain; version=0.0.4; charset=utf-8")
+            # a backend may export counters of its own (spec-decode ones under vLLM's names: --draft)
+            extra = getattr(self.app.backend, "prometheus_extra", None)
+            text = self.app.metrics.render() + (extra() if callable(extra) else "")
+            self._send_bytes(200, text.encode(), "text/plain; version=0.0.4; charset=utf-8")
         elif endpoint == "/health":
             self._send_json(200, {"status": "ok", "model": self.app.model_name})
         else:

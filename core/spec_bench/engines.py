@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,8 +180,9 @@ def _verify(torch: Any, logits: Any, drafts: list[int], qs: list[Any], temperatu
 
 
 def speculative_decode(target: Any, drafter: Any, prompt: Sequence[int], max_new: int, k: int, *,
-                       eos_ids: Iterable[int] = (), temperature: float = 0.0, generator: Any = None) -> Generation:
-    """Draft/verify loop; see the module docstring for the accounting."""
+                       eos_ids: Iterable[int] = (), temperature: float = 0.0, generator: Any = None,
+                       on_step: Callable[[list[int], Step], bool] | None = None) -> Generation:
+    """Draft/verify loop; see the module docstring for the accounting. ``on_step`` returning True stops."""
     check_k(k)
     import torch
 
@@ -211,7 +212,7 @@ def speculative_decode(target: Any, drafter: Any, prompt: Sequence[int], max_new
             steps.append(Step(len(drafts), len(emitted) - 1))
             if first is None:
                 first = time.perf_counter() - start
-            if out[-1] in eos:
+            if out[-1] in eos or (on_step is not None and on_step(emitted, steps[-1])):
                 break
     return Generation(out, verifier.calls, time.perf_counter() - start, steps, drafter.calls, first)
 
