@@ -42,6 +42,11 @@ SegmentOpt = Annotated[str, typer.Option("--segment", help="Steps: block (blank-
 AggOpt = Annotated[str, typer.Option("--agg", help="softmax (paper) | min | mean | last | lse | cvar.")]
 TauOpt = Annotated[float, typer.Option("--tau", help="Temperature of softmax and lse.")]
 AlphaOpt = Annotated[float, typer.Option("--alpha", help="Tail fraction of cvar.")]
+RuntimeOpt = Annotated[str, typer.Option("--runtime", help="auto | numpy | torch | onnx (onnxruntime). auto: numpy "
+                                         "for linear, torch for transformer; onnx for --stream when installed.")]
+OnnxOpt = Annotated[str | None, typer.Option("--onnx", help="ONNX file from `score-code export` (implies --runtime "
+                                             "onnx; default: <kind>.onnx beside the model).", metavar="FILE")]
+RUNTIME_CHOICES = ("auto", "numpy", "torch", "onnx")
 
 
 def _segment(name: str) -> str:
@@ -50,16 +55,34 @@ def _segment(name: str) -> str:
     return name
 
 
-def _model(kind: str, model_dir: str | None) -> Any:
+def _model(kind: str, model_dir: str | None, runtime: str = "auto", onnx: str | None = None, *,
+           stream: bool = False) -> Any:
+    """The PRM ``kind`` running in ``runtime`` (auto: see RuntimeOpt)."""
+    from mlx26.cli._errors import require
+
     if kind not in MODELS:
         raise unknown_name("model", kind, MODELS)
-    if kind == "transformer":
-        from mlx26.cli._errors import require
+    if runtime not in RUNTIME_CHOICES:
+        raise unknown_name("runtime", runtime, RUNTIME_CHOICES)
+    if onnx is not None:
+        if runtime not in ("auto", "onnx"):
+            raise UsageError(f"--onnx runs the model in onnxruntime; it cannot be combined with --runtime {runtime}.")
+        runtime = "onnx"
+    if runtime == "auto":
+        from mlx26.core.score_code.runtime import default_onnx_path, onnx_available
 
+        runtime = "numpy" if kind == "linear" else "torch"
+        if stream and onnx_available() and default_onnx_path(kind, model_dir).is_file():
+            runtime = "onnx"
+    if runtime == "onnx":
+        require("onnxruntime", "onnx")
+        require("onnx", "onnx")
+    if kind == "transformer" or runtime == "torch":
         require("torch", "torch")
     from mlx26.core.score_code import load_model
+    from mlx26.core.score_code.runtime import with_runtime
 
-    return load_model(kind, model_dir)
+    return with_runtime(load_model(kind, model_dir), runtime, model_dir=model_dir, onnx_path=onnx)
 
 
 def _sources(inputs: list[str] | None, quiet: bool) -> Iterator[Any]:
@@ -117,6 +140,8 @@ def score(
     segment: SegmentOpt = "block",
     stream: Annotated[bool, typer.Option("--stream", help="Score stdin as lines arrive; a step is written "
                                          "once the next begins.")] = False,
+    runtime: RuntimeOpt = "auto",
+    onnx: OnnxOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
@@ -135,7 +160,7 @@ def score(
     """
     _segment(segment)
     check_output(output, force)
-    m = _model(model, model_dir)
+    m = _model(model, model_dir, runtime, onnx, stream=stream)
     if stream:
         if inputs not in (None, [], ["-"]) or output not in (None, "-"):
             raise UsageError("--stream reads stdin and writes stdout only.")
@@ -185,6 +210,8 @@ def detect(
     model: ModelOpt = "linear",
     model_dir: ModelDirOpt = None,
     segment: SegmentOpt = "block",
+    runtime: RuntimeOpt = "auto",
+    onnx: OnnxOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
@@ -212,7 +239,7 @@ def detect(
         raise UsageError(f"--prefix must be in (0, 1], got {prefix}.")
     _segment(segment)
     check_output(output, force)
-    m = _model(model, model_dir)
+    m = _model(model, model_dir, runtime, onnx)
     from mlx26.core.score_code.detect import operating_threshold
 
     cut = threshold if threshold is not None else operating_threshold(model, model_dir, agg, tau)
@@ -426,6 +453,53 @@ def train(
     emit(entry, None, fmt, title="score-code train")
 
 
+@app.command("export")
+def export(
+    model: Annotated[str, typer.Option("--model", help="linear | transformer | DIR (a `score-code train` folder "
+                                       "holding one model).", metavar="KIND|DIR")] = "linear",
+    model_dir: ModelDirOpt = None,
+    onnx: Annotated[str, typer.Option("--onnx", help="The ONNX file to write.", metavar="OUT.onnx")] = "",
+    opset: Annotated[int, typer.Option("--opset", help="ONNX opset of the graph.")] = 17,
+    force: ForceOpt = False,
+    fmt: FormatOpt = OutputFormat.auto,
+) -> None:
+    """Export a PRM to ONNX for onnxruntime; prints the manifest stored in the file.
+
+    The manifest (in the file's metadata) records the opset, a hash of the featuriser the model
+    expects and a hash of the source weights: `--runtime onnx` refuses a file whose hashes do
+    not match. Featurisation stays in Python; the graph holds the model's arithmetic.
+
+    \b
+    Examples:
+      mlx26 score-code export --model linear --onnx linear.onnx
+      mlx26 score-code export --model my-models/ --onnx mine.onnx --force
+    """
+    from mlx26.cli._errors import require
+
+    if not onnx:
+        raise UsageError("give the file to write with --onnx OUT.onnx.")
+    if model not in MODELS:
+        folder = Path(model)
+        if not folder.is_dir():
+            raise unknown_name("model", model, MODELS, hint="give linear, transformer or a model folder")
+        if model_dir is not None:
+            raise UsageError("--model DIR and --model-dir both name a folder; give one.")
+        kinds = [k for k in MODELS if (folder / f"{k}.npz").is_file()]
+        if len(kinds) != 1:
+            raise UsageError(f"{folder} holds {'no model' if not kinds else 'both models'}.",
+                             hint=f"use --model {'|'.join(MODELS)} --model-dir {folder}")
+        model, model_dir = kinds[0], str(folder)
+    check_output(onnx, force)
+    require("onnx", "onnx")
+    if model == "transformer":
+        require("torch", "torch")
+    from mlx26.core.score_code import load_model
+    from mlx26.core.score_code.onnx_export import export_onnx
+
+    info = export_onnx(load_model(model, model_dir), onnx, opset=opset)
+    emit({"onnx": onnx, **info}, None, fmt, title="score-code export")
+
+
 @app.command("rank")
 def rank(
     candidates: Annotated[str | None, typer.Option("--candidates", help="JSONL of {id?, prefix?, candidate} "
@@ -445,6 +519,8 @@ def rank(
     model: ModelOpt = "linear",
     model_dir: ModelDirOpt = None,
     segment: SegmentOpt = "block",
+    runtime: RuntimeOpt = "auto",
+    onnx: OnnxOpt = None,
     seed: SeedOpt = 0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
@@ -470,7 +546,7 @@ def rank(
         raise UsageError("--prompt needs --llm SPEC (or MLX26_LLM) to generate candidates.",
                          hint="e.g. --llm scripted:FILE, --llm openai:URL#MODEL or --llm hf:PATH")
     check_output(output, force)
-    m = _model(model, model_dir)
+    m = _model(model, model_dir, runtime, onnx)
     if candidates is not None:
         rows = [_candidate(r, i) for i, r in enumerate(read_records(candidates, "jsonl"), 1)]
     else:

@@ -70,6 +70,9 @@ class StepFeaturizer:
     namespaces, and repeats add up). ``dot`` gives the same row's dot product with a weight
     vector without building it: the context part is a running sum updated as tokens enter and
     leave the window, so scoring costs O(step length), not O(context size).
+    ``delta`` gives the same information as index lists for a runtime that holds the weights
+    itself (onnxruntime, torch): the step's own indices and the context features that entered
+    or left since the previous step, so the caller keeps the context sum as a running total.
     """
 
     def __init__(self, dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW, *, scope: str = "window",
@@ -90,6 +93,9 @@ class StepFeaturizer:
         self._ctx_sum = 0.0
         self._weights = None
         self.truncated = False
+        self._track = False  # record context changes for delta()
+        self._entered: list[int] = []
+        self._left: list[int] = []
 
     def _new_scope(self, text: str) -> None:
         """Start a fresh context when the step opens a function at the previous one's depth or shallower."""
@@ -103,6 +109,10 @@ class StepFeaturizer:
         self._def_indent = indent
 
     def _clear(self) -> None:
+        if self._track:  # a fresh scope: every context feature leaves (amortised: each entered once)
+            pending = set(self._entered)  # entered since the caller's last update: never in its running set
+            self._left += [f for f in self._context if f not in pending]
+            self._entered = []
         self._recent.clear()
         self._context.clear()
         self._context_calls.clear()
@@ -143,6 +153,20 @@ class StepFeaturizer:
         self._push(ctx_new, call_hashes)
         return value
 
+    def delta(self, text: str) -> tuple[list[int], list[int], list[int]]:
+        """(own indices, context features entered, context features left) for this step.
+
+        The step's full row is ``own + context`` where ``context`` is the running set after
+        applying every earlier step's entered/left lists in order (``sum(w[own]) + running`` equals
+        ``dot``). Then the context advances, as in ``__call__``.
+        """
+        self._track = True
+        own, ctx_new, call_hashes = self._parts(text)
+        entered, left = self._entered, self._left
+        self._entered, self._left = [], []
+        self._push(ctx_new, call_hashes)
+        return sorted(own), entered, left
+
     def _push(self, ctx_new: set[int], call_hashes: set[int]) -> None:
         self._recent.append((ctx_new, call_hashes))
         self._enter(ctx_new)
@@ -159,8 +183,11 @@ class StepFeaturizer:
     def _enter(self, feats: set[int]) -> None:
         w = self._weights
         for f in feats:
-            if not self._context[f] and w is not None:
-                self._ctx_sum += float(w[f])
+            if not self._context[f]:
+                if w is not None:
+                    self._ctx_sum += float(w[f])
+                if self._track:
+                    self._entered.append(f)
             self._context[f] += 1
 
     def _leave(self, feats: set[int]) -> None:
@@ -171,6 +198,8 @@ class StepFeaturizer:
                 del self._context[f]
                 if w is not None:
                     self._ctx_sum -= float(w[f])
+                if self._track:
+                    self._left.append(f)
 
 
 def featurize(texts: Iterable[str], dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW, *, scope: str = "window",

@@ -36,6 +36,12 @@ class LinearPRM:
             out.append(-math.tanh(z / 2))
         return out, fz.truncated
 
+    def stream(self):
+        """Scores the steps of a growing file one at a time, at a cost independent of its length."""
+        from mlx26.core.score_code.runtime import linear_stream
+
+        return linear_stream(self)
+
     def to_arrays(self) -> dict:
         import numpy as np
 

@@ -4,16 +4,16 @@ Because segmentation is streaming-safe and the scorers are causal, every step ex
 last one of the text seen so far is final: :class:`StreamScorer` scores a step as soon as the
 next one begins (or at the end of input) and never revises it. ``block`` and ``line`` re-segment
 only from the open step; ``logical`` and ``ast`` re-segment the whole buffer (indentation
-state), which is quadratic on very long streams. The linear model scores incrementally; the
-transformer rescores the prefix for each new step.
+state), which is quadratic on very long streams. Each step is scored by the model's
+``stream()`` scorer (:mod:`runtime`): the linear PRM keeps its context sum as a running
+total, the transformer reruns only the window the step is read in, so the cost of a step does
+not grow with the file in any runtime (numpy, torch, onnxruntime).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 
-from mlx26.core.score_code.features import StepFeaturizer
 from mlx26.core.score_code.segment import Step, segment
 
 
@@ -25,15 +25,10 @@ class StreamScorer:
         self.lines: list[str] = []
         self.done = 0  # steps already emitted
         self._base = 0  # lines before the open step (block/line modes)
-        self._texts: list[str] = []
-        self._fz = (StepFeaturizer(model.dim, model.window, scope=getattr(model, "scope", "window"),
-                                   taint=getattr(model, "taint", False)) if model.kind == "linear" else None)
+        self._scorer = model.stream()
 
     def _score(self, step: Step) -> float:
-        if self._fz is not None:
-            return -math.tanh(self._fz.dot(step.text, self.model.weights) / 2)
-        self._texts.append(step.text)
-        return self.model.score_steps(self._texts)[0][-1]
+        return self._scorer.score(step.text)
 
     def _steps(self) -> list[Step]:
         if self.mode in ("block", "line"):

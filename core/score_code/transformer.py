@@ -117,6 +117,20 @@ class TransformerPRM:
                     scores[q] = ps - pv
         return [scores[q] for q in seps], len(ids) > c.max_len
 
+    def window_scores(self, ids: Sequence[int]) -> list[float]:
+        """p(safe) − p(vulnerable) at every position of one window of token ids."""
+        import torch
+
+        with torch.no_grad():
+            p = torch.softmax(self.net(torch.tensor([list(ids)]))[0], dim=-1)
+        return (p[:, 0] - p[:, 1]).tolist()
+
+    def stream(self):
+        """Scores the steps of a growing file one at a time, rerunning only the current window."""
+        from mlx26.core.score_code.runtime import transformer_stream
+
+        return transformer_stream(self)
+
     def to_arrays(self) -> dict:
         import numpy as np
 
