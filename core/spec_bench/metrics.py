@@ -3,9 +3,9 @@
 A *step* is one target forward call that verifies ``drafted`` tokens and keeps ``accepted`` of
 them plus one token of its own (the correction, or the bonus when all were accepted), so it emits
 ``accepted + 1`` tokens and AL = new tokens / target calls = 1 + sum(accepted) / steps.
-Conditional acceptance at position i is P(draft i accepted | drafts < i accepted); joint
-acceptance is P(drafts <= i all accepted) (the standard definitions, e.g. in SPEED-Bench and
-vLLM's per-position counters). Our own code; the formulas are textbook.
+Conditional acceptance at position i is P(draft i accepted | drafts < i accepted), over the
+steps that drafted position i; joint acceptance is P(drafts <= i all accepted), the product of
+the conditionals (chain rule; with every step drafting k it is the share of steps with a > i). Our own code; the formulas are textbook.
 """
 
 from __future__ import annotations
@@ -43,12 +43,14 @@ def by_position(steps: Sequence[Step], k: int) -> dict[str, list[float | None]]:
     """Conditional and joint acceptance per draft position 1..k, over steps that drafted that far."""
     conditional: list[float | None] = []
     joint: list[float | None] = []
+    running: float | None = 1.0
     for i in range(k):
-        reach = [s for s in steps if s.drafted > i]
-        before = [s for s in reach if s.accepted >= i]
-        ok = sum(1 for s in reach if s.accepted > i)
-        conditional.append(ok / len(before) if before else None)
-        joint.append(ok / len(reach) if reach else None)
+        before = [s for s in steps if s.drafted > i and s.accepted >= i]
+        ok = sum(1 for s in before if s.accepted > i)
+        rate = ok / len(before) if before else None
+        conditional.append(rate)
+        running = None if running is None or rate is None else running * rate
+        joint.append(running)
     return {"conditional": conditional, "joint": joint}
 
 

@@ -59,7 +59,7 @@ def embedded_pool(per_category: int = 40) -> list[Prompt]:
     from mlx26.core.zoo.corpora import docstrings
 
     pool: list[Prompt] = []
-    files = [d for d in islice(corpus("stdlib-code").documents("train"), 12 * per_category) if len(d.text) > 400]
+    files = [d for d in islice(corpus("stdlib-code").documents("train"), 6 * per_category) if len(d.text) > 400]
     code = files[:per_category]
     pool += [Prompt(f"code-{i}", "code-completion", "Continue this Python code:\n" + _cut(d.text, 500))
              for i, d in enumerate(code)]
