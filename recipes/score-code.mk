@@ -36,7 +36,11 @@ smoke-score-code: $(SCORECODE_DIR)/verdicts.jsonl
 	f=$(SCORECODE_DIR)/files/ex00000.py; \
 	diff <($(MLX26) score-code score - --segment line < $$f) <($(MLX26) score-code score - --stream --segment line < $$f)
 	test "$$(printf 'import os\n# ruleid: shell\nos.system(x)\n' | $(MLX26) score-code label - --annotations --segment line --format jsonl | grep -c '"start_line": 3, "end_line": 3, "text": "os.system(x)", "label": 1')" = 1
-	@echo "smoke-score-code: 20 verdicts; stream = batch; annotation labels in place"
+	f=$(SCORECODE_DIR)/files/ex00000.py; \
+	$(MLX26) score-code export --model linear --onnx $(SCORECODE_DIR)/linear.onnx --force --format json > /dev/null; \
+	$(PY) -c 'import json,sys; a,b=[[json.loads(l)["score"] for l in open(p)] for p in sys.argv[1:]]; assert len(a)==len(b)>0 and max(abs(x-y) for x,y in zip(a,b))<1e-9, (a,b)' \
+	  <($(MLX26) score-code score $$f --runtime numpy) <($(MLX26) score-code score $$f --onnx $(SCORECODE_DIR)/linear.onnx)
+	@echo "smoke-score-code: 20 verdicts; stream = batch; annotation labels in place; exported ONNX = numpy"
 
 demo-score-code: $(SCORECODE_DIR)/verdicts.jsonl
 	$(MLX26) score-code detect $(SCORECODE_DIR)/files --unit function --format table
@@ -52,7 +56,8 @@ reproduce-score-code: $(SCORECODE_DIR)/models/manifest.json
 	$(PY) -c 'import sys, numpy as np; from pathlib import Path; a, b = Path(sys.argv[1]), Path("core/score_code/models"); \
 	[print(k, "max |Δ| =", max(float(np.abs(np.load(a/k)[n] - np.load(b/k)[n]).max()) for n in np.load(b/k).files if np.load(b/k)[n].dtype.kind == "f")) for k in ("linear.npz", "transformer.npz")]' $(SCORECODE_DIR)/models
 
-# Synthetic held-out corpus, then real code (SVEN test, stdlib false alarms, robustness) side by side.
+# Synthetic held-out corpus, streaming latency per runtime on a real 2,000-line file, then real code (SVEN test, stdlib false alarms, robustness) side by side.
 bench-score-code:
 	$(PY) benchmarks/score_code.py
+	$(PY) benchmarks/score_code_stream.py
 	@$(HAVE_SVEN); $(PY) benchmarks/score_code_real.py --sven $(SVEN)
