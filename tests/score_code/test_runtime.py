@@ -219,3 +219,27 @@ def test_onnx_runtime_missing_exits_3_with_the_pip_line(run_cli, tmp_path, monke
     # --stream's auto choice falls back to the numpy path instead
     r = run_cli("score-code", "score", "-", "--stream", stdin="x = 1\n\ny = 2\n")
     assert r.code == 0 and len(r.stdout.splitlines()) == 2
+
+
+def test_detect_and_rank_agree_across_runtimes(run_cli, tmp_path):
+    files = []
+    for i, e in enumerate(generate(6, seed=11)):
+        path = tmp_path / f"f{i}.py"
+        path.write_text(e.to_record()["code"])
+        files.append(str(path))
+    cands = tmp_path / "c.jsonl"
+    cands.write_text("\n".join(json.dumps({"id": f"c{i}", "prefix": "import os\n", "candidate": t}) for i, t in
+                               enumerate(['os.system("ls " + d)\n', 'subprocess.run(["ls", d])\n'])) + "\n")
+    outputs = {}
+    for rt in ("numpy", "torch", "onnx"):
+        d = run_cli("score-code", "detect", *files, "--unit", "function", "--runtime", rt, "--format", "jsonl")
+        r = run_cli("score-code", "rank", "--candidates", str(cands), "--runtime", rt, "--format", "jsonl")
+        assert d.code == 0 and r.code == 0, (d.stderr, r.stderr)
+        outputs[rt] = ([json.loads(x) for x in d.stdout.splitlines()], [json.loads(x) for x in r.stdout.splitlines()])
+    ref_d, ref_r = outputs["numpy"]
+    for rt in ("torch", "onnx"):
+        got_d, got_r = outputs[rt]
+        assert [v["vulnerable"] for v in got_d] == [v["vulnerable"] for v in ref_d]
+        assert max(abs(a["aggregate"] - b["aggregate"]) for a, b in zip(got_d, ref_d, strict=True)) < 1e-9
+        assert [c["id"] for c in got_r] == [c["id"] for c in ref_r]
+        assert max(abs(a["reward"] - b["reward"]) for a, b in zip(got_r, ref_r, strict=True)) < 1e-9
