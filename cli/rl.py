@@ -99,24 +99,87 @@ class _Counter:
             self.bar.stop()
 
 
+def _relabel_env(env: str | None):
+    """The OGBench single-task env that relabels rewards (``--env``), or None."""
+    if env is None:
+        return None
+    require("gymnasium", "rl")
+    from mlx26.core.rl.envs import make_env, resolve_env_id
+
+    env_id, _ = resolve_env_id(env)
+    if not (env_id.startswith("ogbench:") and "singletask" in env_id):
+        raise typer.BadParameter(f"{env} is not an OGBench single-task env (…-singletask-taskN-v0); only those "
+                                 "relabel rewards", param_hint="--env")
+    require("ogbench", "ogbench")
+    return make_env(env_id)
+
+
+EnvRelabelOpt = Annotated[str | None, typer.Option(
+    "--env", help="OGBench single-task env whose task relabels the rewards (as OGBench's loader does).",
+    metavar="ogbench:ID")]
+
+
 @data_app.command("info")
 def data_info(
-    path: Annotated[str, typer.Argument(help="Dataset .npz.", metavar="D.npz")],
+    path: Annotated[str, typer.Argument(help="Dataset: .npz (mlx26, OGBench, D4RL), .hdf5 (D4RL) or a Minari "
+                                             "dataset folder.", metavar="DATASET")],
+    env: EnvRelabelOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Keys, shapes, episodes, reward and action ranges, and the generator's metadata of a dataset.
+    """Format, transitions, episodes, rewards, successes and action ranges of a dataset, as training reads it.
+
+    Warns (stderr, and in the 'warning' field) when the data carries no reward signal, e.g. when
+    single-task relabelling leaves no successes.
 
     \b
     Examples:
       mlx26 rl data info toy.npz
-      mlx26 rl data info cube.npz --format json
+      mlx26 rl data info cube-single-play-v0.npz --env ogbench:cube-single-singletask-task2-v0 --format json
     """
     check_output(output, force)
     from mlx26.core.rl import datasets
 
-    emit(datasets.info(path), output, fmt, force=force, title="rl data info")
+    result = datasets.info(path, env=_relabel_env(env))
+    if result.get("warning"):
+        notice(f"warning: {result['warning']}", quiet)
+    emit(result, output, fmt, force=force, title="rl data info")
+
+
+@data_app.command("convert")
+def data_convert(
+    path: Annotated[str, typer.Argument(help="OGBench/D4RL .npz or .hdf5, or a Minari dataset folder.",
+                                        metavar="IN")],
+    out: Annotated[str, typer.Option("--out", help="mlx26 .npz to write (IN's -val split goes to D-val.npz).",
+                                     metavar="D.npz")],
+    to: Annotated[str, typer.Option("--to", help="Target format (mlx26).")] = "mlx26",
+    env: EnvRelabelOpt = None,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+    fmt: FormatOpt = OutputFormat.auto,
+) -> None:
+    """Convert a released dataset into mlx26's .npz (the rows training reads from IN, incl. its -val split).
+
+    \b
+    Examples:
+      mlx26 rl data convert hopper-medium-v2.hdf5 --to mlx26 --out hopper.npz
+      mlx26 rl data convert cube-single-play-v0.npz --env ogbench:cube-single-singletask-task2-v0 --out cube.npz
+    """
+    if to != "mlx26":
+        raise typer.BadParameter(f"unknown target format '{to}' (only mlx26)", param_hint="--to")
+    if not out.endswith(".npz"):
+        raise typer.BadParameter("--out must end in .npz", param_hint="--out")
+    from mlx26.core.rl import datasets, formats
+
+    check_output(out, force)
+    if formats.val_path(path) is not None:
+        check_output(str(datasets.val_path(out)), force)
+    result = datasets.convert(path, out, env=_relabel_env(env))
+    for item in result["written"]:
+        notice(f"wrote {item['file']} ({item['rows']} rows from {item['source_format']})", quiet)
+    emit(result["written"], None, fmt, title="rl data convert")
 
 
 @app.command("eval")

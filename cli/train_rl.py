@@ -109,6 +109,8 @@ def train_rl(
                                   eval_episodes=eval_episodes, device=device, dataset=dataset, rescale=rescale,
                                   out=out)
         runner.prepare_out(out, force=force)
+        for warning in cfg.warnings:
+            notice(f"warning: {warning}", quiet)
     runner.write_config(out, cfg)
     for record in progress(runner.run(cfg), description=f"{cfg.algo} {cfg.env}", quiet=quiet):
         emit_raw(to_json(record) + "\n")

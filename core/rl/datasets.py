@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,32 +65,38 @@ class Transitions:
     action_scale: np.ndarray
     action_offset: np.ndarray
     meta: dict[str, Any]
+    info: dict[str, np.ndarray] = field(default_factory=dict)  # qpos/qvel/button_states, aligned with rows
 
     def __len__(self) -> int:
         return len(self.actions)
 
 
 def load(path: str | os.PathLike, *, obs_dim: int | None = None, rescale: bool = False,
-         action_low: Any = None, action_high: Any = None) -> Transitions:
-    """Load and validate a dataset; every problem is a ValueError naming what to fix."""
+         action_low: Any = None, action_high: Any = None, env=None) -> Transitions:
+    """Load and validate a dataset in any format of :mod:`.formats`; problems are InputErrors naming what to fix.
+
+    ``env`` (an OGBench single-task env) relabels rewards and masks from ``qpos``, as OGBench's loader does."""
+    from mlx26.core.rl import formats
+
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"dataset not found: {path}", "make one with `mlx26 rl data make … --out D.npz`")
-    file = _open_npz(p, path)
-    with file:
-        missing = [k for k in REQUIRED_KEYS if k not in file.files]
-        if missing:
-            raise InputError(f"{path} is missing required key(s): {', '.join(missing)}",
-                             f"an mlx26 RL dataset needs {', '.join(REQUIRED_KEYS)}; "
-                             "generate one with `mlx26 rl data make`")
-        data = {k: np.asarray(file[k]) for k in REQUIRED_KEYS}
-        meta = read_meta(file)
+    data, meta, fmt = formats.read(p)
+    if env is not None:
+        data = relabel_ogbench(path, env, data)
+    if fmt == "ogbench" and "rewards" not in data:
+        raise InputError(f"{path} is an OGBench file without rewards (official OGBench files have none)",
+                         "train on the single-task env id (e.g. --env ogbench:cube-single-singletask-task2-v0), "
+                         "whose task relabels rewards from qpos, as OGBench's loader does")
+    missing = [k for k in REQUIRED_KEYS if k not in data]
+    if missing:
+        raise InputError(f"{path} is missing required key(s): {', '.join(missing)}",
+                         f"an mlx26 RL dataset needs {', '.join(REQUIRED_KEYS)}; "
+                         "generate one with `mlx26 rl data make` or convert one with `mlx26 rl data convert`")
     n = len(data["actions"])
     if n == 0:
         raise InputError(f"{path} holds no transitions")
-    for k, v in data.items():
-        if len(v) != n:
-            raise InputError(f"{path}: '{k}' has {len(v)} rows but 'actions' has {n}")
+    for k in (*REQUIRED_KEYS, *[k for k in formats.INFO_KEYS if k in data]):
+        if len(data[k]) != n:
+            raise InputError(f"{path}: '{k}' has {len(data[k])} rows but 'actions' has {n}")
     obs = data["observations"].reshape(n, -1).astype(np.float32)
     nxt = data["next_observations"].reshape(n, -1).astype(np.float32)
     act = data["actions"].reshape(n, -1).astype(np.float32)
@@ -123,31 +129,42 @@ def load(path: str | os.PathLike, *, obs_dim: int | None = None, rescale: bool =
         act = np.clip((act - offset) / scale, -1.0, 1.0)
     return Transitions(obs, act, nxt, data["rewards"].reshape(n).astype(np.float32),
                        data["masks"].reshape(n).astype(np.float32), data["terminals"].reshape(n).astype(np.float32),
-                       scale, offset, meta)
+                       scale, offset, {**meta, "format": fmt},
+                       {k: data[k] for k in formats.INFO_KEYS if k in data})
 
 
-def relabel_ogbench(path: str | os.PathLike, env, transitions: Transitions) -> Transitions:
+def successes(t: Transitions) -> int:
+    """Rows whose transition ends the task (mask 0: OGBench single-task success, or a true termination)."""
+    return int((t.masks == 0).sum())
+
+
+def reward_warning(t: Transitions, path: str | os.PathLike, relabelled: bool) -> str | None:
+    """A warning when relabelling (or the data) leaves no rewarded success: the critic has nothing to learn from."""
+    r = t.rewards
+    if relabelled and successes(t) == 0:
+        return (f"{path}: relabelling for this task leaves 0 successes in {len(t)} rows (every reward "
+                f"{float(r.max()):.3g} or less): the task's reward never fires in the data")
+    if len(r) and float(r.min()) == float(r.max()):
+        return f"{path}: all {len(r)} rewards equal {float(r[0]):.4g}: the data carries no reward signal"
+    return None
+
+
+def relabel_ogbench(path: str | os.PathLike, env, data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Recompute rewards/masks for an OGBench single-task env from qpos, as OGBench's loader does."""
     from ogbench.relabel_utils import relabel_dataset
 
-    with np.load(path, allow_pickle=False) as file:
-        if "qpos" not in file.files or "qvel" not in file.files:
-            # Without qpos the file's own rewards are the data-collection env's, not this task's:
-            # training on them optimises the wrong objective without any visible sign.
-            raise InputError(f"{path} has no qpos/qvel, which the single-task env {env.spec.id if env.spec else ''} "
-                             "needs to relabel rewards and masks for its task (as OGBench's loader does)",
-                             "regenerate it with `mlx26 rl data make --env ogbench:<…-singletask-…>`, which stores "
-                             "qpos/qvel, or train on the goal-conditioned env id")
-        data = {"qpos": np.asarray(file["qpos"]), "qvel": np.asarray(file["qvel"])}
-        if "button_states" in file.files:
-            data["button_states"] = np.asarray(file["button_states"])
+    if "qpos" not in data or "qvel" not in data:
+        # Without qpos the file's own rewards are the data-collection env's, not this task's:
+        # training on them optimises the wrong objective without any visible sign.
+        raise InputError(f"{path} has no qpos/qvel, which the single-task env {env.spec.id if env.spec else ''} "
+                         "needs to relabel rewards and masks for its task (as OGBench's loader does)",
+                         "regenerate it with `mlx26 rl data make --env ogbench:<…-singletask-…>`, which stores "
+                         "qpos/qvel, or train on the goal-conditioned env id")
+    info = {k: data[k] for k in ("qpos", "qvel", "button_states") if k in data}
     # OGBench's single-task envs reward the state *before* the action (success_timing="pre") and
     # its loader aligns qpos with observations: relabel row t from qpos[t], exactly as it does.
-    nxt = dict(data)
-    relabel_dataset(env.spec.id if env.spec else "", env, nxt)
-    transitions.rewards = nxt["rewards"].astype(np.float32)
-    transitions.masks = nxt["masks"].astype(np.float32)
-    return transitions
+    relabel_dataset(env.spec.id if env.spec else "", env, info)
+    return {**data, "rewards": info["rewards"].astype(np.float32), "masks": info["masks"].astype(np.float32)}
 
 
 def _open_npz(p: Path, path: str | os.PathLike) -> Any:
@@ -164,31 +181,69 @@ def _open_npz(p: Path, path: str | os.PathLike) -> Any:
     return file
 
 
-def info(path: str | os.PathLike) -> dict[str, Any]:
-    """Summary of a dataset file (keys, shapes, episodes, reward/action ranges, metadata)."""
+def info(path: str | os.PathLike, env=None) -> dict[str, Any]:
+    """Summary of a dataset in any known format (keys, shapes, episodes, rewards, successes, metadata).
+
+    With ``env`` (an OGBench single-task env) rewards are relabelled first, as training does."""
+    from mlx26.core.rl import formats
+
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"dataset not found: {path}")
-    with _open_npz(p, path) as file:
-        keys = {k: list(file[k].shape) for k in file.files if k != "meta"}
-        meta = read_meta(file)
-        result: dict[str, Any] = {"path": str(p), "label": meta.get("label", "unlabelled"),
-                                  "env": meta.get("env"), "policy": meta.get("policy"),
-                                  "noise": meta.get("noise"), "seed": meta.get("seed")}
-        n = len(file["actions"]) if "actions" in file.files else 0
-        result["rows"] = n
-        if "terminals" in file.files:
-            result["episodes"] = int(np.asarray(file["terminals"]).sum())
-        if "rewards" in file.files and n:
-            r = np.asarray(file["rewards"], np.float64)
-            result.update(reward_mean=float(r.mean()), reward_min=float(r.min()), reward_max=float(r.max()))
-        if "actions" in file.files and n:
-            a = np.asarray(file["actions"], np.float64)
-            result.update(action_min=float(a.min()), action_max=float(a.max()))
-        result["missing_keys"] = [k for k in REQUIRED_KEYS if k not in file.files]
-        # training refuses these; say so here rather than print a row count that is not the whole story
-        result["length_mismatch"] = [k for k in REQUIRED_KEYS if k in keys and keys[k][:1] != [n]]
-        result["keys"] = keys
-    vp = val_path(p)
-    result["val_file"] = str(vp) if vp.is_file() else None
+    data, meta, fmt = formats.read(p)
+    if env is not None:
+        data = relabel_ogbench(path, env, data)
+    result: dict[str, Any] = {"path": str(p), "format": fmt, "label": meta.get("label", "unlabelled"),
+                              "env": meta.get("env"), "policy": meta.get("policy"),
+                              "noise": meta.get("noise"), "seed": meta.get("seed")}
+    n = len(data["actions"]) if "actions" in data else 0
+    result["rows"] = n
+    if "terminals" in data:
+        result["episodes"] = int(np.asarray(data["terminals"]).sum())
+    if "rewards" in data and n:
+        r = np.asarray(data["rewards"], np.float64)
+        result.update(reward_mean=float(r.mean()), reward_min=float(r.min()), reward_max=float(r.max()))
+    if "masks" in data and n:
+        result["successes"] = int((np.asarray(data["masks"]) == 0).sum())
+    if "actions" in data and n:
+        a = np.asarray(data["actions"], np.float64)
+        result.update(action_min=float(a.min()), action_max=float(a.max()))
+    result["missing_keys"] = [k for k in REQUIRED_KEYS if k not in data]
+    # training refuses these; say so here rather than print a row count that is not the whole story
+    result["length_mismatch"] = [k for k in REQUIRED_KEYS if k in data and len(data[k]) != n]
+    warning = None
+    if not result["missing_keys"] and not result["length_mismatch"] and n:
+        t = Transitions(*(np.asarray(data[k]) for k in ("observations", "actions", "next_observations",
+                                                          "rewards", "masks", "terminals")),
+                        np.ones(1), np.zeros(1), meta)
+        warning = reward_warning(t, path, relabelled=env is not None)
+    elif fmt == "ogbench" and "rewards" not in data:
+        warning = "official OGBench files carry no rewards: give --env <…-singletask-…> to relabel them"
+    result["warning"] = warning
+    result["keys"] = {k: list(np.shape(v)) for k, v in data.items()}
+    vp = formats.val_path(p)
+    result["val_file"] = str(vp) if vp is not None else None
     return result
+
+
+def convert(src: str | os.PathLike, out: str | os.PathLike, env=None) -> dict[str, Any]:
+    """Write ``src`` (OGBench / D4RL / Minari / mlx26) as an mlx26 ``.npz`` (+ ``-val.npz`` when ``src`` has one).
+
+    The rows are exactly those training reads from ``src``, so both train identically."""
+    from mlx26.core.rl import formats
+
+    written = []
+    for source, target in [(src, out), (formats.val_path(src), val_path(out))]:
+        if source is None:
+            continue
+        data, meta, fmt = formats.read(source)
+        if env is not None:
+            data = relabel_ogbench(source, env, data)
+        if "rewards" not in data:
+            raise InputError(f"{source} is an OGBench file without rewards (official OGBench files have none)",
+                             "give --env ogbench:<…-singletask-taskN-…> to relabel them for that task")
+        keep = (*REQUIRED_KEYS, *formats.INFO_KEYS)
+        arrays = {k: np.asarray(data[k]) for k in keep if k in data}
+        save(target, arrays, {**{k: v for k, v in meta.items() if k != "label"}, "label": f"converted-{fmt}",
+                              "source": str(source), "source_format": fmt,
+                              "relabelled_for": env.spec.id if env is not None and env.spec else None})
+        written.append({"file": str(target), "rows": len(arrays["actions"]), "source_format": fmt})
+    return {"written": written}

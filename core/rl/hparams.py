@@ -36,6 +36,7 @@ class TrainConfig:
     rescale: bool = False  # rescale dataset actions into [-1, 1] instead of refusing them
     out: str | None = None  # run folder (checkpoints); None = no files
     resume_state: dict | None = None  # a loaded checkpoint to continue from
+    warnings: list = field(default_factory=list)  # found while checking the config (e.g. no reward signal)
 
     def to_dict(self) -> dict[str, Any]:
         return {"algo": self.algo, "env": self.env, "dataset": self.dataset, "steps": self.steps,

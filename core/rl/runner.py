@@ -38,7 +38,7 @@ def build_config(algo: str, env: str, overrides: Mapping[str, Any] | None = None
     if cfg.device not in ("cpu", "cuda"):
         raise registry.unknown("device", cfg.device, ["cpu", "cuda"])
     if hasattr(mod, "check_config"):
-        mod.check_config(cfg)
+        cfg.warnings = list(mod.check_config(cfg) or [])
     return cfg
 
 

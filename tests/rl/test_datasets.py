@@ -69,7 +69,7 @@ def test_cube_single_oracle_data_loads_through_ogbench(tmp_path):
     datasets.save(datasets.val_path(path), val, meta)
     env, tr, va = ogbench.make_env_and_datasets("cube-single-play-singletask-task2-v0", dataset_path=str(path))
     assert {"rewards", "masks"} <= set(tr) and len(tr["observations"]) == 198
-    ours = datasets.relabel_ogbench(path, env, datasets.load(path, obs_dim=28))
+    ours = datasets.load(path, obs_dim=28, env=env)
     keep = train["terminals"] == 0
     assert np.array_equal(ours.rewards[keep], tr["rewards"]) and np.array_equal(ours.masks[keep], tr["masks"])
 
@@ -83,7 +83,7 @@ def test_singletask_relabel_refuses_data_without_qpos(tmp_path):
     datasets.save(path, stripped, meta)
     env = ogbench.make_env_and_datasets("cube-single-play-singletask-task2-v0", env_only=True)
     with pytest.raises(ValueError, match="no qpos/qvel"):
-        datasets.relabel_ogbench(path, env, datasets.load(path, obs_dim=28))
+        datasets.load(path, obs_dim=28, env=env)
 
 
 def test_missing_keys_are_listed(tmp_path):

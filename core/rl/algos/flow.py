@@ -127,6 +127,19 @@ class FlowAgent(torch.nn.Module):
         loss = ((q - target) ** 2).mean()
         return loss, {"critic_loss": loss.item(), "q_mean": q.mean().item()}
 
+    def losses(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
+        """The training losses on a batch, without updating anything (the reference's validation losses).
+
+        The torch RNG is restored afterwards, so a run with a validation split trains exactly as one without."""
+        rng = torch.get_rng_state()
+        try:
+            with torch.enable_grad():  # the DFQL loss takes ∇_a Q
+                _, cinfo = self.critic_loss(b)
+                aloss, ainfo = self.actor_loss(b)
+        finally:
+            torch.set_rng_state(rng)
+        return {**cinfo, **ainfo, "actor_loss": aloss.item()}
+
     def update(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
         closs, info = self.critic_loss(b)
         self.critic_opt.zero_grad()
@@ -173,26 +186,52 @@ def load_flow_policy(cls, hp_cls, state: dict) -> FlowPolicy:
                       np.asarray(state["action_offset"], np.float32), torch.device("cpu"))
 
 
-def check_config(cfg: TrainConfig) -> None:
+def check_config(cfg: TrainConfig) -> list[str]:
+    """Validate the dataset now, before any training; return warnings for the user (reward signal)."""
     if not cfg.dataset:
         raise InputError(f"{cfg.algo} is an offline algorithm: give --dataset D.npz",
                          f"make one with `mlx26 rl data make --env {cfg.env} --out D.npz`")
     env = common.env_for(cfg)
     if hasattr(env.action_space, "n"):
         raise InputError(f"{cfg.algo} needs a continuous (Box) action space; {cfg.env} is discrete")
-    load_data(cfg, env)  # validate the dataset now, before any training
+    data = load_data(cfg, env)
+    load_val(cfg, env, data)
+    warning = datasets.reward_warning(data, cfg.dataset, relabels(cfg))
+    return [warning] if warning else []
 
 
-def load_data(cfg: TrainConfig, env) -> datasets.Transitions:
+def relabels(cfg: TrainConfig) -> bool:
+    return cfg.env.startswith("ogbench:") and "singletask" in cfg.env
+
+
+def load_data(cfg: TrainConfig, env, path: str | None = None,
+              like: datasets.Transitions | None = None) -> datasets.Transitions:
+    """The dataset (or, with ``like``, its validation split, scaled with the train split's action bounds)."""
     space = env.action_space
-    data = datasets.load(cfg.dataset, obs_dim=int(np.prod(env.observation_space.shape)), rescale=cfg.rescale,
-                         action_low=None if np.allclose(space.low, -1) else space.low,
-                         action_high=None if np.allclose(space.high, 1) else space.high)
-    if cfg.env.startswith("ogbench:") and "singletask" in cfg.env:
-        data = datasets.relabel_ogbench(cfg.dataset, env, data)
+    low = None if np.allclose(space.low, -1) else space.low
+    high = None if np.allclose(space.high, 1) else space.high
+    if like is not None and not (np.all(like.action_scale == 1) and np.all(like.action_offset == 0)):
+        low, high = like.action_offset - like.action_scale, like.action_offset + like.action_scale
+    data = datasets.load(path or cfg.dataset, obs_dim=int(np.prod(env.observation_space.shape)),
+                         rescale=cfg.rescale, action_low=low, action_high=high,
+                         env=env if relabels(cfg) else None)
     eps = cfg.hp.action_clip_eps
     data.actions = np.clip(data.actions, -1 + eps, 1 - eps)
     return data
+
+
+def load_val(cfg: TrainConfig, env, train: datasets.Transitions) -> datasets.Transitions | None:
+    """The validation split beside the dataset (OGBench's ``D-val.npz``), or None."""
+    from mlx26.core.rl import formats
+
+    vp = formats.val_path(cfg.dataset) if cfg.dataset else None
+    if vp is None:
+        return None
+    val = load_data(cfg, env, str(vp), like=train)
+    if val.actions.shape[1] != train.actions.shape[1]:
+        raise InputError(f"{vp}: actions have dimension {val.actions.shape[1]} but the train split's "
+                         f"{train.actions.shape[1]}")
+    return val
 
 
 class Buffer:
@@ -225,6 +264,9 @@ def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
     device = common.setup(cfg)
     env, eval_env = common.env_for(cfg), common.env_for(cfg)
     data = load_data(cfg, env)
+    val = load_val(cfg, env, data)
+    val_buffer = Buffer(val, 0) if val is not None else None
+    val_rng = np.random.default_rng(cfg.seed + 12345)
     obs_dim, act_dim = data.observations.shape[1], data.actions.shape[1]
     agent = agent_cls(obs_dim, act_dim, hp).to(device)
     agent.make_optimizers()
@@ -268,6 +310,9 @@ def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
         common.check_finite(step, **{k: v for k, v in info.items() if k.endswith("loss")})
         if step % hp.log_every == 0:
             rec = {"step": step, "phase": "online" if online else "train", **info}
+            if val_buffer is not None:
+                rec.update({f"val_{k}": v for k, v in agent.losses(val_buffer.sample(hp.batch_size, val_rng,
+                                                                                       device)).items()})
             if online and returns:
                 rec["episode_return"] = float(np.mean(returns))
             yield rec
