@@ -67,7 +67,7 @@ def stream_once(scorer, lines: list[str]) -> tuple[list[tuple[int, float]], list
         for step, value in closed:
             per_step.append((step.end_line, dt / len(closed)))
             scores.append(value)
-    for step, value in s.close():
+    for _step, value in s.close():
         scores.append(value)
     return per_step, scores, time.perf_counter() - start
 

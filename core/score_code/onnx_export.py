@@ -172,7 +172,9 @@ def _transformer_graph(model, opset: int):
     try:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # tracer notes on python-int shapes: the lengths stay dynamic (tested)
-            torch.onnx.export(Scores(model.net).eval(), (dummy,), buf, input_names=["ids"], output_names=["score"],
+            # a file object is accepted at run time (the stub says path only)
+            torch.onnx.export(Scores(model.net).eval(), (dummy,), buf,  # type: ignore[arg-type]
+                              input_names=["ids"], output_names=["score"],
                               dynamic_axes={"ids": {1: "length"}, "score": {0: "length"}}, opset_version=opset,
                               dynamo=False)
     finally:

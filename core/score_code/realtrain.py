@@ -156,7 +156,7 @@ def train_real(sven_dir: str | Path, out_dir: str | Path, *, models: Sequence[st
     from mlx26.core.score_code.aggregate import aggregate
     from mlx26.core.score_code.corpus import generate
     from mlx26.core.score_code.prm import score_text
-    from mlx26.core.score_code.train import sequences, train, write_manifest
+    from mlx26.core.score_code.train import train, write_manifest
 
     pairs = load_pairs(sven_dir)
     parts = split(pairs)
@@ -189,7 +189,7 @@ def train_real(sven_dir: str | Path, out_dir: str | Path, *, models: Sequence[st
     for kind in models:
         model = load_model(kind, str(out_dir), fresh=True)
 
-        def steps_of(code: str) -> list[float]:
+        def steps_of(code: str, model=model) -> list[float]:
             return score_text(code, model, mode="block").scores
 
         def agg_of(scores: list[float]) -> float:
