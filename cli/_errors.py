@@ -56,6 +56,8 @@ EXTRA_FOR_MODULE = {
     "sklearn": "judge-audit",
     "nibabel": "fmri",
     "nilearn": "fmri",
+    "csiread": "wifi",
+    "pywt": "wifi",
 }
 
 

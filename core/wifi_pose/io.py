@@ -163,7 +163,7 @@ def read_capture(path: str | Path, chip: str, *, perm: bool = True, endian: str 
         raw = np.asarray(c.csi[:n])  # (P, 56, 3, 3)
         time_s = np.asarray(c.timestamp[:n], np.float64) / 1e6
         perms = None
-        subs = np.arange(-28, 28)
+        subs = np.r_[-28:0, 1:29]  # HT20: 56 tones, no DC
         channel = float(np.median(c.tx_channel[:n])) if n else None
     else:
         raise InputError(f"--chip {chip}: only intel5300 and atheros captures are wired to csiread here",

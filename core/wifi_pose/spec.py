@@ -1,6 +1,6 @@
 """The choices and defaults of ``mlx26 wifi-pose`` (standard library only; the CLI imports this at module level)."""
 
-CHIPS = ("intel5300", "atheros", "nexmon", "esp32", "picoscenes")  # csiread parsers
+CHIPS = ("intel5300", "atheros")  # wired to csiread (its Nexmon, ESP32, PicoScenes parsers are not, yet)
 MODELS = ("mamba", "transformer")  # WiFi-Mamba (reconstruction) | PiW3D-style transformer baseline
 MATCHINGS = ("hungarian", "greedy")  # scipy's linear_sum_assignment | PiW3D's greedy min-distance matching
 PRESETS = ("tiny", "small")
