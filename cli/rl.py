@@ -1,6 +1,7 @@
-"""``mlx26 rl``: offline datasets (``data make``, ``data info``) and checkpoint evaluation (``eval``).
+"""``mlx26 rl``: offline datasets (``data make/info/convert``), checkpoint evaluation (``eval``), seed
+sweeps (``sweep``), learning curves (``plot``) and reach-avoid certificates (``reach-avoid``).
 
-Thin wrapper over ``mlx26.core.rl`` (datasets in the OGBench schema, labelled local-oracle-v0).
+Thin wrapper over ``mlx26.core.rl`` (datasets in the OGBench schema; OGBench, D4RL and Minari read).
 """
 
 from __future__ import annotations
@@ -239,17 +240,24 @@ app.add_typer(ra_app, name="reach-avoid")
 def ra_certify(
     checkpoint: Annotated[str, typer.Option("--checkpoint", help="A rapc/ppo-lag run folder on ra-grid or ra-point.",
                                             metavar="DIR")],
-    n_mc: Annotated[int, typer.Option("--n-mc", help="Monte-Carlo rollouts per certified cell.")] = 200,
+    n_mc: Annotated[int, typer.Option("--n-mc", help="Monte-Carlo rollouts per candidate cell/state.")] = 200,
     p: Annotated[float | None, typer.Option("--p", help="Certification level [default: the run's p].")] = None,
+    confidence: Annotated[float, typer.Option("--confidence", help="ra-point: joint confidence of the "
+                                              "certificate (Clopper–Pearson, Bonferroni).")] = 0.95,
+    n_states: Annotated[int, typer.Option("--n-states", help="ra-point: states sampled outside G ∪ F.")] = 300,
+    candidates: Annotated[str, typer.Option("--candidates", help="ra-point: critic (states with B ≥ p) | all.")
+                          ] = "critic",
     seed: SeedOpt = 0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
 ) -> None:
-    """Certified states (B ≤ B_γ B, B ≥ p) of a RAPC checkpoint, with Monte-Carlo P(RA) and Wilson bounds.
+    """Certified states of a RAPC checkpoint: exact on ra-grid, statistical on ra-point.
 
-    ra-grid: exact certificate over all cells. ra-point: a sampled, statistical check of the
-    certificate condition on random states (see docs/rl.md).
+    ra-grid: the certificate B ≤ B_γ B over all cells (B ≥ p), with Monte-Carlo P(RA) and Wilson
+    bounds. ra-point: sampled states the critic claims (B ≥ p) are certified when Monte-Carlo
+    rollouts give a Clopper–Pearson lower bound ≥ p, jointly at --confidence; the listed states
+    are certified, not a region (see docs/rl.md).
 
     \b
     Examples:
@@ -262,7 +270,8 @@ def ra_certify(
     from mlx26.core.rl.reach_avoid.certify import certify_checkpoint
 
     set_threads()
-    emit(certify_checkpoint(checkpoint, n_mc=n_mc, p=p, seed=seed), output, fmt, force=force,
+    emit(certify_checkpoint(checkpoint, n_mc=n_mc, p=p, seed=seed, confidence=confidence, n_states=n_states,
+                            candidates=candidates), output, fmt, force=force,
          title="rl reach-avoid certify")
 
 
@@ -293,3 +302,100 @@ def ra_optimum(
           "cost_check": expected_cost(model, best["policy"]), "max_p_ra": float(model.max_p_ra()[model.start]),
           "randomised_cells": best["randomised_states"]},
          output, fmt, force=force, title="rl reach-avoid optimum")
+
+
+@app.command("plot")
+def plot(
+    runs: Annotated[list[str], typer.Argument(help="Run folders (`train rl --out`), e.g. a sweep's ROOT/*.",
+                                              metavar="RUN...")],
+    output: Annotated[str, typer.Option("--output", "-o", help="PNG to write.", metavar="FILE.png")],
+    metric: Annotated[str, typer.Option("--metric", help="A metrics.jsonl key (eval_* needs --eval-every).")
+                      ] = "eval_return",
+    group_by: Annotated[str, typer.Option("--group-by", help="algo | run | a hyperparameter name (e.g. alpha).")
+                        ] = "algo",
+    level: Annotated[float, typer.Option("--level", help="Confidence level of the band.")] = 0.95,
+    force: ForceOpt = False,
+    fmt: FormatOpt = OutputFormat.auto,
+    quiet: QuietOpt = False,
+) -> None:
+    """Learning curves to PNG: one curve per algorithm (or group), mean ± t-confidence band over seeds.
+
+    The band is at the steps every seed of a group logged. Envs shipped here are labelled
+    synthetic in the title. Prints the final point of each curve.
+
+    \b
+    Examples:
+      mlx26 rl plot sweep/fql-s* sweep/dfql-s* -o curves.png --metric eval_success
+      mlx26 rl plot runs/* -o alpha.png --group-by alpha --metric critic_loss
+    """
+    if not output.endswith(".png"):
+        raise typer.BadParameter("--output must end in .png", param_hint="--output")
+    if not 0 < level < 1:
+        raise typer.BadParameter(f"must be in (0, 1), got {level}", param_hint="--level")
+    check_output(output, force)
+    require("matplotlib", "rl")
+    require("scipy", "rl")
+    from mlx26.core.rl import logs, sweep
+    from mlx26.core.rl.plot import draw
+
+    loaded = [logs.read_run(r) for r in runs]
+    curves = sweep.curves(loaded, metric, level, by=group_by)
+    draw(curves, metric, output, envs=[str(r["env"]) for r in loaded], level=level)
+    notice(f"wrote {output}", quiet)
+    rows = [{"group": g, "seeds": c["n"], "points": len(c["step"]), "last_step": c["step"][-1] if c["step"] else None,
+             f"{metric}_mean": c["mean"][-1] if c["mean"] else None, "ci_low": c["ci_low"][-1] if c["step"] else None,
+             "ci_high": c["ci_high"][-1] if c["step"] else None} for g, c in curves.items()]
+    emit(rows, None, fmt, title="rl plot")
+
+
+@app.command("sweep")
+def sweep_(
+    algo: Annotated[list[str], typer.Option("--algo", help="Algorithm; repeat for several.")],
+    seeds: Annotated[str, typer.Option("--seeds", help="Seeds: 0-4 or 0,1,2.")] = "0-4",
+    env: Annotated[str, typer.Option("--env", help="As for `train rl`.")] = "CartPole-v1",
+    dataset: Annotated[str | None, typer.Option("--dataset", help="Offline dataset (fql, dfql).",
+                                                metavar="D.npz")] = None,
+    steps: Annotated[int, typer.Option("--steps", help="As for `train rl`.")] = 50_000,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Hyperparameter key=value (every algorithm); "
+                                                   "repeatable.")] = None,
+    eval_every: Annotated[int, typer.Option("--eval-every", help="Evaluate every N steps (0 = end).")] = 0,
+    eval_episodes: Annotated[int | None, typer.Option("--eval-episodes", help="Episodes per evaluation "
+                                                      "[default: as for `train rl`].")] = None,
+    rescale: Annotated[bool, typer.Option("--rescale", help="Map dataset actions into [-1, 1].")] = False,
+    out: Annotated[str, typer.Option("--out", help="Root folder: one run per ROOT/<algo>-s<seed>.",
+                                     metavar="ROOT")] = "sweep",
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Train each algorithm on each seed (sequentially), then one row per algorithm: final eval metrics
+    as mean, sd and 95% Student-t CI over the seeds. Plot the runs with `mlx26 rl plot ROOT/*`.
+
+    \b
+    Examples:
+      mlx26 rl sweep --algo fql --algo dfql --env mlx26/toy-modes --dataset toy.npz --seeds 0-4 --steps 800 --set preset=small --out sw
+      mlx26 rl sweep --algo dqn --env CartPole-v1 --seeds 0-2 --steps 600 --set learning_starts=200 --out sw --format json
+    """
+    check_output(output, force)
+    require("gymnasium", "rl")
+    require("torch", "torch")
+    require("scipy", "rl")
+    from mlx26.core.rl import logs, sweep
+    from mlx26.core.rl.envs import resolve_env_id
+    from mlx26.core.rl.hparams import parse_assignments
+
+    seed_list = sweep.parse_seeds(seeds)
+    env_id, env_notice = resolve_env_id(env)
+    if env_notice:
+        notice(env_notice, quiet)
+    common = {"steps": steps, "eval_every": eval_every, "dataset": dataset, "rescale": rescale}
+    if eval_episodes is not None:
+        common["eval_episodes"] = eval_episodes
+    runs = []
+    for row in sweep.run_sweep(algo, env_id, seed_list, out, overrides=parse_assignments(set_ or []), force=force,
+                               **common):
+        notice(f"{row['algo']} seed {row['seed']}: " + ", ".join(f"{k} {v:.4g}" for k, v in row.items()
+                                                                if k.startswith("eval_")), quiet)
+        runs.append(logs.read_run(row["run"]))
+    emit(sweep.summarize(runs), output, fmt, force=force, title="rl sweep")

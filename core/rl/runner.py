@@ -22,7 +22,8 @@ from mlx26.core.common.files import atomic_write
 from mlx26.core.rl import checkpoint, registry
 from mlx26.core.rl.hparams import TrainConfig, apply_overrides
 
-RUN_FILES = ("config.json", "metrics.jsonl", checkpoint.NAME)
+RUN_FILES = ("config.json", "metrics.jsonl", "metrics.csv", checkpoint.NAME)
+RUN_DIRS = ("tb",)  # TensorBoard event files (see :mod:`.logs`)
 
 
 def build_config(algo: str, env: str, overrides: Mapping[str, Any] | None = None, **common: Any) -> TrainConfig:
@@ -58,6 +59,12 @@ def prepare_out(out: str, *, force: bool = False, resume: bool = False) -> dict[
                          "add --force to start over, or --resume to continue it")
     for name in present:
         (folder / name).unlink()
+    if force:
+        import shutil
+
+        for name in RUN_DIRS:
+            if (folder / name).is_dir():
+                shutil.rmtree(folder / name)
     folder.mkdir(parents=True, exist_ok=True)
     return None
 
@@ -86,10 +93,14 @@ def _non_finite(record: Mapping[str, Any]) -> str | None:
     return None
 
 
-def run(cfg: TrainConfig) -> Iterator[dict[str, Any]]:
-    """Stream the algorithm's metric records; also append them to ``<out>/metrics.jsonl``."""
+def run(cfg: TrainConfig, tensorboard: bool = True) -> Iterator[dict[str, Any]]:
+    """Stream the algorithm's metric records; also append them to ``<out>/metrics.jsonl``, ``metrics.csv``
+    and TensorBoard event files in ``<out>/tb`` (when the tensorboard package is installed)."""
+    from mlx26.core.rl.logs import RunLogger
+
     train = registry.train_fn(cfg.algo)
     log = open(Path(cfg.out) / "metrics.jsonl", "a", encoding="utf-8") if cfg.out else None
+    logger = RunLogger(cfg.out, tensorboard=tensorboard) if cfg.out else None
     ckpt = Path(cfg.out or ".") / checkpoint.NAME
 
     def kept() -> str:
@@ -111,6 +122,8 @@ def run(cfg: TrainConfig) -> Iterator[dict[str, Any]]:
             if log is not None:
                 log.write(json.dumps(record) + "\n")
                 log.flush()
+            if logger is not None:
+                logger.write(record)
             yield record
     except checkpoint.Divergence as exc:
         if "checkpoint kept" in str(exc) or "no checkpoint" in str(exc):
@@ -119,3 +132,5 @@ def run(cfg: TrainConfig) -> Iterator[dict[str, Any]]:
     finally:
         if log is not None:
             log.close()
+        if logger is not None:
+            logger.close()

@@ -307,3 +307,64 @@ def test_certify_cli_on_a_tiny_run(run_cli, tmp_path):
                    "--quiet").code == 0
     bad = run_cli("rl", "reach-avoid", "certify", "--checkpoint", plain)
     assert bad.code == 2 and bad.error_lines[0].startswith("Error: certify needs a rapc or ppo-lag checkpoint")
+
+
+def test_clopper_pearson_against_exact_binomial_tails():
+    from mlx26.core.rl.reach_avoid.certify_point import clopper_pearson
+    from scipy.stats import binom
+
+    lo, hi = clopper_pearson(np.array([0, 7, 20]), 20, 0.05)
+    assert lo[0] == 0 and hi[2] == 1
+    # the exact one-sided bound is where the binomial tail equals alpha
+    assert abs(binom.sf(6, 20, lo[1]) - 0.05) < 1e-9 and abs(binom.cdf(7, 20, hi[1]) - 0.05) < 1e-9
+
+
+@pytest.mark.slow
+def test_point_certificate_is_sound_on_a_trained_checkpoint(tmp_path):
+    """Every state certified at p (confidence 0.95) survives an independent 500-rollout check."""
+    from mlx26.core.rl.reach_avoid.certify import certify_checkpoint
+
+    cfg = runner.build_config("rapc", "mlx26/ra-point", {"p": "0.9", "compensation": "adaptive"},
+                              steps=8192, eval_episodes=5, out=str(tmp_path), seed=0)
+    for _ in runner.run(cfg):
+        pass
+    p = 0.6
+    report = certify_checkpoint(str(tmp_path), n_mc=200, p=p, seed=1, confidence=0.95, n_states=200)
+    assert report["certified"] >= 5, report  # a real certificate, not an empty one
+    assert all(lo >= p for lo in report["certified_cp_lower"])
+    _check_independently(tmp_path, report, p, seed=12345)
+
+
+def _check_independently(folder, report, p, seed, n=500):
+    from mlx26.core.rl.nets import ActorCritic
+    from mlx26.core.rl.reach_avoid.certify_point import _batch_policy, clopper_pearson, rollout_p_ra
+
+    state = checkpoint.load(str(folder))
+    agent = ActorCritic(2, state["space"], tuple(state["config"]["hp"]["hidden"]))
+    agent.load_state_dict(state["models"]["agent"])
+    model = envs.make_env("mlx26/ra-point").unwrapped.model
+    xs = np.asarray(report["certified_states"])
+    hits = rollout_p_ra(model, _batch_policy(agent, state["space"]), xs, n, 60, np.random.default_rng(seed))
+    m = len(xs)
+    _, upper = clopper_pearson(hits, n, 0.05 / m)
+    # "below p beyond the stated confidence": the independent rollouts reject P(RA) ≥ p for no state
+    assert (upper >= p).all(), (hits / n)[upper < p]
+    return hits / n
+
+
+def test_certify_refuses_a_checkpoint_of_another_env(tmp_path):
+    import torch
+    from mlx26.core.rl.reach_avoid.certify import certify_checkpoint
+
+    cfg = runner.build_config("rapc", "mlx26/ra-point", TINY, steps=32, eval_episodes=1, out=str(tmp_path))
+    for _ in runner.run(cfg):
+        pass
+    state = checkpoint.load(str(tmp_path))
+    torch.save({**state, "env": "mlx26/ra-reacher"}, tmp_path / "checkpoint.pt")
+    with pytest.raises(ValueError, match="got rapc on mlx26/ra-reacher"):
+        certify_checkpoint(str(tmp_path), n_mc=5)
+    torch.save(state, tmp_path / "checkpoint.pt")
+    with pytest.raises(ValueError, match="--confidence must be in"):
+        certify_checkpoint(str(tmp_path), n_mc=5, confidence=1.0)
+    small = certify_checkpoint(str(tmp_path), n_mc=20, p=0.05, candidates="all", n_states=20)
+    assert small["candidates_tested"] == 20 and "not a region" in small["what"]

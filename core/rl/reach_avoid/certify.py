@@ -5,8 +5,8 @@ The learned reach-avoid critic, read at every cell, is turned into a sound certi
 (:func:`~.certificates.make_certificate`) for the checkpoint's deterministic policy; cells with
 B(x) ≥ p are certified. Reported alongside: the exact P(RA) of that policy (linear solve), the
 DP fixed point V_γ and the critic's distance to it, and Monte-Carlo P(RA) with Wilson intervals
-for the certified cells. ``mlx26/ra-point`` checkpoints get the sampled check of
-:mod:`.certify_point` (statistical, not exact).
+for the certified cells. ``mlx26/ra-point`` checkpoints get the statistical certificate of
+:mod:`.certify_point` (Monte-Carlo + Clopper–Pearson at a stated confidence, for listed states).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from mlx26.core.rl.reach_avoid import certificates as cert
 from mlx26.core.rl.reach_avoid.operator import fixed_point
 
 
-def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed: int = 0) -> dict:
+def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed: int = 0, *,
+                       confidence: float = 0.95, n_states: int = 300, candidates: str = "critic") -> dict:
     import torch
     from mlx26.core.rl import checkpoint
     from mlx26.core.rl.envs import make_env
@@ -39,7 +40,8 @@ def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed:
     head = {"checkpoint": str(path), "algo": state["algo"], "env": state["env"], "step": state["step"], "p": p,
             "gamma_ra": gamma}
     if state["env"] == "mlx26/ra-point":
-        return {**head, **_certify_point(state, env, gamma, p, n_mc, seed)}
+        return {**head, **_certify_point(state, env, gamma, p, n_mc, seed, confidence=confidence,
+                                         n_states=n_states, candidates=candidates)}
     model = env.unwrapped.model
     eye = torch.eye(model.n)
     critic = tanh_mlp(model.n, tuple(hp["hidden"]), 1, 1.0)
@@ -67,7 +69,7 @@ def certify_checkpoint(path: str, n_mc: int = 200, p: float | None = None, seed:
             "mc_p_hat": mc["p_hat"], "mc_wilson_low": mc["wilson_low"]}
 
 
-def _certify_point(state: dict, env, gamma: float, p: float, n_mc: int, seed: int) -> dict:
+def _certify_point(state: dict, env, gamma: float, p: float, n_mc: int, seed: int, **options) -> dict:
     from mlx26.core.rl.nets import ActorCritic, tanh_mlp
     from mlx26.core.rl.reach_avoid.certify_point import certify_point
 
@@ -77,7 +79,7 @@ def _certify_point(state: dict, env, gamma: float, p: float, n_mc: int, seed: in
     critic = tanh_mlp(2, hidden, 1, 1.0)
     critic.load_state_dict(state["models"]["ra_critic"])
     return certify_point(agent, critic, state["space"], env.unwrapped.model, gamma, p, n_mc=n_mc,
-                         horizon=env.unwrapped.max_steps, seed=seed)
+                         horizon=env.unwrapped.max_steps, seed=seed, **options)
 
 
 def _critic_vs_training_policy(state: dict, model, v_hat: np.ndarray, gamma: float) -> dict:
