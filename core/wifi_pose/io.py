@@ -216,16 +216,22 @@ def read_mat_csi(path: Path, key: str = "csi_out") -> np.ndarray:
     import scipy.io
 
     try:
-        data = scipy.io.loadmat(str(path))
-    except NotImplementedError:  # v7.3 is HDF5
         import h5py
 
+        hdf5 = h5py.is_hdf5(str(path))
+    except ImportError:
+        hdf5 = False
+    if hdf5:  # MATLAB v7.3 is HDF5 with a 512-byte user block
         with h5py.File(path, "r") as f:
             if key not in f:
-                raise InputError(f"{path}: no '{key}' dataset (has: {', '.join(f.keys())})") from None
+                raise InputError(f"{path}: no '{key}' dataset (has: {', '.join(f.keys())})")
             raw = f[key][()]
         arr = raw["real"] + 1j * raw["imag"] if raw.dtype.names else np.asarray(raw)
         return np.transpose(arr, tuple(range(arr.ndim))[::-1])
+    try:
+        data = scipy.io.loadmat(str(path))
+    except NotImplementedError as exc:
+        raise InputError(f"{path}: a MATLAB v7.3 file, and h5py is not installed", "pip install 'mlx26[wifi]'") from exc
     except Exception as exc:  # scipy raises several types for a non-MAT file
         raise InputError(f"{path}: not a readable .mat file ({' '.join(str(exc).split())[:120]})") from exc
     if key not in data:

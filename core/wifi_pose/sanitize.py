@@ -78,14 +78,20 @@ def phase_std(phase: np.ndarray, axis: int = 0) -> np.ndarray:
     return np.std(np.angle(np.exp(1j * (phase - mean))), axis=axis)
 
 
-def denoise_amplitude(amp: np.ndarray, axis: int = -1, wavelet: str = "db4", mode: str = "soft") -> np.ndarray:
-    """Wavelet denoising along ``axis`` (packets): soft universal threshold on every detail level."""
+def denoise_amplitude(amp: np.ndarray, axis: int = -1, wavelet: str = "db4", mode: str = "soft",
+                      max_level: int = 3) -> np.ndarray:
+    """Wavelet denoising along ``axis`` (packets): soft universal threshold on the detail levels.
+
+    At most ``max_level`` levels: deeper details of a slow signal hold the signal itself, and thresholding
+    them at the finest level's noise estimate biases it (measured in the tests: 3 levels keep ~10 % of the
+    noise power on a 3-cycle sine in 256 samples, 5 levels ~50 %).
+    """
     import pywt
 
     x = np.moveaxis(np.asarray(amp, np.float64), axis, -1)
     n = x.shape[-1]
     w = pywt.Wavelet(wavelet)
-    level = pywt.dwt_max_level(n, w.dec_len)
+    level = min(pywt.dwt_max_level(n, w.dec_len), max_level)
     if level < 1:
         return np.moveaxis(x, -1, axis)
     coeffs = pywt.wavedec(x, w, mode="symmetric", level=level, axis=-1)
