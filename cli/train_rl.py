@@ -45,7 +45,8 @@ def train_rl(
                                             metavar="DIR")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its checkpoint.")] = False,
     eval_every: Annotated[int, typer.Option("--eval-every", help="Evaluate + checkpoint every N steps (0 = end).")] = 0,
-    eval_episodes: Annotated[int, typer.Option("--eval-episodes", help="Episodes per evaluation.")] = 10,
+    eval_episodes: Annotated[int, typer.Option("--eval-episodes", help="Episodes per evaluation (the FQL "
+                                               "reference's 50).")] = 50,
     device: Annotated[str, typer.Option("--device", help="cpu | cuda.")] = "cpu",
     rescale: Annotated[bool, typer.Option("--rescale", help="Map dataset actions into [-1, 1].")] = False,
     show_hparams: Annotated[bool, typer.Option("--show-hparams", help="List the algorithm's hyperparameters.")] = False,
@@ -111,6 +112,10 @@ def train_rl(
         runner.prepare_out(out, force=force)
         for warning in cfg.warnings:
             notice(f"warning: {warning}", quiet)
+        if cfg.env_defaults:
+            notice(f"{cfg.algo} on {cfg.env}: the reference's per-env defaults "
+                   + ", ".join(f"{k}={v}" for k, v in cfg.env_defaults.items())
+                   + " (config.json 'env_defaults'; --alpha / --set override them)", quiet)
     runner.write_config(out, cfg)
     for record in progress(runner.run(cfg), description=f"{cfg.algo} {cfg.env}", quiet=quiet):
         emit_raw(to_json(record) + "\n")

@@ -30,18 +30,20 @@ class TrainConfig:
     steps: int = 10_000
     seed: int = 0
     eval_every: int = 0  # 0 = only at the end
-    eval_episodes: int = 10
+    eval_episodes: int = 50  # the FQL reference's default
     device: str = "cpu"
     dataset: str | None = None
     rescale: bool = False  # rescale dataset actions into [-1, 1] instead of refusing them
     out: str | None = None  # run folder (checkpoints); None = no files
     resume_state: dict | None = None  # a loaded checkpoint to continue from
     warnings: list = field(default_factory=list)  # found while checking the config (e.g. no reward signal)
+    env_defaults: dict = field(default_factory=dict)  # per-env reference values applied (e.g. FQL's α table)
 
     def to_dict(self) -> dict[str, Any]:
         return {"algo": self.algo, "env": self.env, "dataset": self.dataset, "steps": self.steps,
                 "seed": self.seed, "eval_every": self.eval_every, "eval_episodes": self.eval_episodes,
-                "device": self.device, "rescale": self.rescale, "hp": dataclasses.asdict(self.hp)}
+                "device": self.device, "rescale": self.rescale, "hp": dataclasses.asdict(self.hp),
+                "env_defaults": dict(self.env_defaults)}
 
 
 def parse_assignments(items: Iterable[str]) -> dict[str, str]:

@@ -28,8 +28,12 @@ RUN_DIRS = ("tb",)  # TensorBoard event files (see :mod:`.logs`)
 
 def build_config(algo: str, env: str, overrides: Mapping[str, Any] | None = None, **common: Any) -> TrainConfig:
     mod = registry.module(algo)
-    hp = apply_overrides(mod.Hyperparams(), dict(overrides or {}))
+    overrides = {str(k).replace("-", "_"): v for k, v in dict(overrides or {}).items()}
+    table = mod.env_defaults(env) if hasattr(mod, "env_defaults") else {}
+    applied = {k: v for k, v in table.items() if k not in overrides}  # the user's values win
+    hp = apply_overrides(mod.Hyperparams(), {**applied, **overrides})
     cfg = TrainConfig(algo=algo, env=env, hp=hp, **common)
+    cfg.env_defaults = applied
     if cfg.steps < 1:
         raise InputError(f"--steps must be ≥ 1, got {cfg.steps}")
     if cfg.eval_every < 0:
@@ -73,6 +77,7 @@ def config_from_stored(stored: dict[str, Any], **changes: Any) -> TrainConfig:
     cfg = build_config(stored["algo"], stored["env"], stored.get("hp", {}),
                        **{k: stored[k] for k in ("steps", "seed", "eval_every", "eval_episodes", "device",
                                                  "dataset", "rescale") if k in stored})
+    cfg.env_defaults = dict(stored.get("env_defaults") or {})  # the stored hp already holds their values
     for key, value in changes.items():
         if value is not None:
             setattr(cfg, key, value)

@@ -87,3 +87,26 @@ def test_ogbench_ids_resolve_dataset_names():
         "ogbench:cube-single-singletask-task2-v0"
     with pytest.raises(ValueError, match="Did you mean"):
         envs.resolve_env_id("ogbench:cube-singel-singletask-task2-v0")
+
+
+def test_reference_fql_alpha_table_applies_per_env_and_yields_to_the_user(tmp_path):
+    from mlx26.core.rl.algos import dfql, fql
+
+    assert fql.env_defaults("ogbench:cube-single-singletask-task2-v0") == {"alpha": 300.0}
+    assert fql.env_defaults("ogbench:puzzle-4x4-singletask-task1-v0") == {"alpha": 1000.0}
+    assert fql.env_defaults("ogbench:visual-cube-double-singletask-task1-v0") == {"alpha": 100.0}
+    assert fql.env_defaults("ogbench:antmaze-giant-singletask-v0") == {"alpha": 10.0, "q_agg": "min",
+                                                                      "discount": 0.995}
+    assert fql.env_defaults("mlx26/toy-modes") == {} and not hasattr(dfql, "env_defaults")
+    pytest.importorskip("ogbench")
+    from mlx26.core.rl import datagen, datasets
+
+    train, val, meta = datagen.generate("ogbench:cube-single-singletask-task2-v0", "oracle", steps=40, seed=0,
+                                         episode_length=20)
+    path = tmp_path / "c.npz"
+    datasets.save(path, train, meta)
+    env = "ogbench:cube-single-singletask-task2-v0"
+    cfg = runner.build_config("fql", env, {}, dataset=str(path))
+    assert cfg.hp.alpha == 300.0 and cfg.to_dict()["env_defaults"] == {"alpha": 300.0} and cfg.eval_episodes == 50
+    mine = runner.build_config("fql", env, {"alpha": "3"}, dataset=str(path))
+    assert mine.hp.alpha == 3.0 and mine.env_defaults == {}

@@ -20,6 +20,37 @@ from mlx26.core.rl.nets import VectorField
 
 check_config = flow.check_config
 
+# The reference's per-environment settings (seohongpark/fql README, OGBench single-task commands), matched
+# on the env name after ``ogbench:``; the first matching prefix wins (visual variants before plain ones).
+# D4RL antmaze/adroit rows of that table are not listed: those envs cannot be made here.
+ENV_DEFAULTS: tuple[tuple[str, dict], ...] = (
+    ("visual-cube-double", {"alpha": 100.0}),
+    ("visual-scene", {"alpha": 100.0}),
+    ("visual-cube-single", {"alpha": 300.0}),
+    ("visual-puzzle", {"alpha": 300.0}),
+    ("cube-single", {"alpha": 300.0}),
+    ("cube-double", {"alpha": 300.0}),
+    ("scene", {"alpha": 300.0}),
+    ("puzzle-3x3", {"alpha": 1000.0}),
+    ("puzzle-4x4", {"alpha": 1000.0}),
+    ("antmaze-large", {"alpha": 10.0, "q_agg": "min"}),
+    ("antmaze-giant", {"alpha": 10.0, "q_agg": "min", "discount": 0.995}),
+    ("humanoidmaze-medium", {"alpha": 30.0, "discount": 0.995}),
+    ("humanoidmaze-large", {"alpha": 30.0, "discount": 0.995}),
+    ("antsoccer-arena", {"alpha": 10.0, "discount": 0.995}),
+)
+
+
+def env_defaults(env_id: str) -> dict:
+    """The reference FQL hyperparameters for ``env_id`` ({} when the table has no row for it)."""
+    name = env_id.removeprefix("ogbench:")
+    if name == env_id:
+        return {}
+    for prefix, values in ENV_DEFAULTS:
+        if name.startswith(prefix):
+            return dict(values)
+    return {}
+
 
 @dataclass
 class Hyperparams(flow.FlowHyperparams):
