@@ -9,7 +9,7 @@ MLX26 ?= mlx26
 PY ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 DPMIX_DIR := $(OUT)/dp-mix
 
-.PHONY: smoke-dp-mix demo-dp-mix reproduce-dp-mix bench-dp-mix
+.PHONY: smoke-dp-mix demo-dp-mix reproduce-dp-mix bench-dp-mix regen-dp-mix-table
 SMOKES += smoke-dp-mix
 DEMOS += demo-dp-mix
 BENCHES += bench-dp-mix
@@ -45,3 +45,7 @@ reproduce-dp-mix: $(DPMIX_DIR)/comparison.csv
 
 bench-dp-mix:
 	$(PY) benchmarks/dp_mix.py
+
+# Re-run the (slow, ~15 min) optimisation of the shipped table of optimised lattice mixtures (l1).
+regen-dp-mix-table:
+	OMP_NUM_THREADS=1 $(PY) -c 'from mlx26.core.dp_mix.optimise import write_table; write_table(objectives=("l1",), progress=lambda r: print(r["eps"], r["delta"], r["m"], round(r["factor"], 4), round(r["l1"], 6), flush=True))'

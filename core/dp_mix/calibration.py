@@ -34,7 +34,7 @@ from .mixture import Mixture, multi_mixture, quasi_mixture
 from .params import AUTO_K_CAP, KSpec, auto_K, resolve_lattice_K, validate_params
 from .profile import MixtureEvaluator, ProfileResult, certified_max
 from .quasi import calibrate_quasi_closed_form, quasi_sigma_tail
-from .spec import MECHANISMS
+from .spec import MECHANISMS, MIXTURES
 
 #: relative slack aimed for by the estimate phase (certification needs a little room)
 SLACK = 2e-3
@@ -105,6 +105,10 @@ class Mechanism:
     worst_shift: float
     delta_upper: float
     method: str = ""
+    #: lattice spacing of the mixture means and log-weight decay per unit of query (multi:
+    #: spacing D, decay eps/D; optimised: spacing D/m, a decay <= eps/D); None otherwise
+    spacing: float | None = None
+    decay: float | None = None
 
     def to_dict(self) -> dict:
         """Plain dict for JSON/CSV output; the mechanism's name is under "mechanism"."""
@@ -112,11 +116,11 @@ class Mechanism:
         return {"mechanism": d.pop("name"), **d}
 
 
-def check_mechanism(mechanism: str) -> str:
+def check_mechanism(mechanism: str, allowed: tuple[str, ...] = MIXTURES) -> str:
     name = str(mechanism).strip().lower()
-    if name not in MECHANISMS:
+    if name not in allowed:
         raise InputError(
-            f"unknown mechanism {mechanism!r}; expected one of {', '.join(MECHANISMS)}."
+            f"unknown mechanism {mechanism!r}; expected one of {', '.join(allowed)}."
         )
     return name
 
@@ -168,7 +172,8 @@ def _estimate(mix: Mixture, eps: float, hint: float | None, h: float = 1.0 / 64)
 
 
 def _calibrate_mixture(
-    build: Callable[[float], Mixture], eps: float, delta: float, sigma0: float, lo: float = 0.0
+    build: Callable[[float], Mixture], eps: float, delta: float, sigma0: float, lo: float = 0.0,
+    max_rounds: int = MAX_ROUNDS,
 ) -> tuple[float, ProfileResult, int]:
     """Smallest sigma (sensitivity 1) with certified max_s H_s <= delta.
 
@@ -212,7 +217,7 @@ def _calibrate_mixture(
     ua, fa, ub, fb = bracket(math.log(sigma0))
     n_nudge = 0
     search = True
-    for _round in range(MAX_ROUNDS):
+    for _round in range(max_rounds):
         if search:
             ub = _root_search(f, ua, fa, ub, fb, cache)
         search = True
@@ -236,7 +241,7 @@ def _calibrate_mixture(
             ub += 2.0 * SIGMA_RTOL * 2.0**n_nudge
             n_nudge += 1
             search = False
-    raise RunFailure(f"calibration did not converge after {MAX_ROUNDS} certification rounds.")
+    raise RunFailure(f"calibration did not converge after {max_rounds} certification rounds.")
 
 
 class _Accept(Exception):
@@ -278,14 +283,26 @@ def calibrate(
     delta: float,
     sensitivity: float = 1.0,
     K: KSpec = "auto",
+    objective: str = "l1",
 ) -> Mechanism:
     """Smallest noise scale sigma making ``mechanism`` (eps, delta)-DP for sensitivity D.
 
     ``mechanism``: "multi" (multi-Gaussian, lattice half-width ``K``, "auto" from (eps, delta)),
-    "quasi" (quasi-Gaussian) or "gaussian" (analytic Gaussian).  Raises ``ValueError`` for
+    "quasi" (quasi-Gaussian) or "gaussian" (analytic Gaussian); "optimised" (lattice mixture
+    optimised for ``objective``), "laplace", "truncated-laplace", "staircase" and "best" (the
+    cheapest of all in ``objective``) are in :mod:`.optimise`.  Raises ``InputError`` for
     invalid parameters.
     """
-    name = check_mechanism(mechanism)
+    name = check_mechanism(mechanism, MECHANISMS)
+    if name not in MIXTURES:
+        from . import optimise
+
+        validate_params(eps, delta, sensitivity)
+        if name == "best":
+            return optimise.calibrate_best(eps, delta, sensitivity, objective)
+        if name == "optimised":
+            return optimise.calibrate_optimised(eps, delta, sensitivity, objective)
+        return optimise.reference_mechanism(name, eps, delta, sensitivity, objective)
     validate_params(eps, delta, sensitivity, K if name == "multi" else None)
     eps, delta, D = float(eps), float(delta), float(sensitivity)
     if name == "gaussian":
@@ -324,7 +341,8 @@ def calibrate(
     method = "certified search"
     if (K is None or str(K).strip().lower() == "auto") and Kr == AUTO_K_CAP and auto_K(eps, delta, cap=10**9) > Kr:
         method += f" (auto K capped at {AUTO_K_CAP}: the truncated tail, not the mixture, limits sigma)"
-    return Mechanism("multi", eps, delta, D, s1 * D, Kr, l1, l2, res.delta, res.worst_shift * D, res.upper, method)
+    return Mechanism("multi", eps, delta, D, s1 * D, Kr, l1, l2, res.delta, res.worst_shift * D, res.upper, method,
+                     spacing=D, decay=eps / D)
 
 
 def resolve_K(mechanism: str, eps: float, delta: float, K: KSpec = None) -> int | None:

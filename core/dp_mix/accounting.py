@@ -1,0 +1,324 @@
+"""Privacy accounting: privacy-loss PMFs, dp-accounting export, composition, budget files, vectors.
+
+Part of the independent Python reconstruction of Liu, Selvi & Wiesemann, "Mind the Gap:
+Mixtures of Gaussians in Approximate Differential Privacy" (ICML 2026, arXiv 2605.28078); the
+paper does not treat composition, so everything here is ours.
+
+* ``loss_pmf``: the privacy loss L(x) = log p(x + s) - log p(x) of the pair (p(. + s), p) as a
+  PMF on a grid of ``interval`` (pessimistic: each cell of sigma/64 in x carries its exact mass
+  under p(. + s) at the largest loss seen on the cell, rounded up; the far left tail, where L
+  grows without bound, is infinite loss).  delta(eps) = E[(1 - e^{eps - L})_+] + P(L = inf) is
+  increasing in L, so rounding up only adds delta.  Pure-DP mechanisms (Laplace, staircase) use
+  their closed-form two-point worst case {+eps, -eps}-style PMF from dp-accounting; the
+  analytic Gaussian uses dp-accounting's exact ``GaussianPrivacyLoss``.
+* ``to_dp_accounting``: the same PMF as a ``dp_accounting.pld.PrivacyLossDistribution``
+  (``create_from_rounded_probability``) to compose with other mechanisms or subsampling there.
+* ``compose_fft``: our own k-fold composition by FFT convolution of the loss PMF (independent of
+  dp-accounting's implementation), and eps(delta) by bisection on the composed delta(eps).
+* Shifts: the loss distribution depends on the shift s in [0, D]; a mixture has no single
+  dominating shift, so composition is reported as the max over a shift set (the worst shift
+  at the calibrated eps, s = D and a uniform grid).  This assumes every use sees the same
+  shift (the usual "fixed worst pair" accounting); it is not a dominating-pair proof.
+* Vector queries: per-coordinate calibration of a d-dimensional query with l1 / l2 / linf
+  sensitivity (see :func:`calibrate_vector`).
+* Budget files: a JSON ledger of (eps, delta) spent, updated atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from mlx26.core.common.errors import InputError, RunFailure
+
+from .calibration import Mechanism, calibrate
+
+#: loss-grid interval of the exported PMF
+LOSS_INTERVAL = 1e-3
+#: x cells per sigma of the loss PMF
+CELLS_PER_SIGMA = 64
+#: x range beyond the outermost means, in sigmas (left of it: infinite loss)
+RANGE_SIGMAS = 12.0
+
+
+@dataclass(frozen=True)
+class LossPMF:
+    """PMF of the privacy loss on the grid interval * index; ``inf_mass`` = P(L = inf)."""
+
+    index: np.ndarray  # int64, sorted, unique
+    prob: np.ndarray
+    inf_mass: float
+    interval: float
+
+    def delta(self, eps: float) -> float:
+        loss = self.index * self.interval
+        with np.errstate(over="ignore"):
+            v = np.where(loss > eps, -np.expm1(eps - loss), 0.0)
+        return float(np.sum(self.prob * v) + self.inf_mass)
+
+
+def loss_pmf(mech: Mechanism, shift: float | None = None, interval: float = LOSS_INTERVAL) -> LossPMF:
+    """Pessimistic privacy-loss PMF of ``mech`` at ``shift`` (default: its worst shift)."""
+    from .sampling import mechanism_mixture
+
+    if mech.name in ("laplace", "staircase", "truncated-laplace") or mech.name == "gaussian":
+        raise InputError(f"loss_pmf is for the mixture mechanisms; {mech.name} has a closed-form PLD.")
+    mix = mechanism_mixture(mech)
+    s = float(mech.worst_shift if shift is None else shift)
+    sig = mix.sigma
+    lo = float(np.min(mix.mu)) - s - RANGE_SIGMAS * sig
+    hi = float(np.max(mix.mu)) + RANGE_SIGMAS * sig
+    n = int(math.ceil((hi - lo) * CELLS_PER_SIGMA / sig))
+    edges = np.linspace(lo, hi, n + 1)
+    mids = 0.5 * (edges[:-1] + edges[1:])
+    pts = np.concatenate([edges, mids])
+    with np.errstate(invalid="ignore"):
+        lp = mix.logpdf(pts + s) - mix.logpdf(pts)
+    le, lm = lp[: n + 1], lp[n + 1:]
+    cell_loss = np.maximum(np.maximum(le[:-1], le[1:]), lm)
+    mass = np.exp(mix.log_mass(edges[:-1], edges[1:], s))
+    right = float(np.exp(mix.log_mass(np.array([hi]), np.array([np.inf]), s))[0])
+    left = float(np.exp(mix.log_mass(np.array([-np.inf]), np.array([lo]), s))[0])
+    finite = np.isfinite(cell_loss)
+    idx = np.ceil(cell_loss[finite] / interval).astype(np.int64)
+    m = mass[finite]
+    inf_mass = left + float(np.sum(mass[~finite]))
+    # the right tail has very negative loss: put it at the smallest loss seen (rounding up)
+    idx = np.append(idx, idx.min() if idx.size else 0)
+    m = np.append(m, right)
+    u, inv = np.unique(idx, return_inverse=True)
+    prob = np.bincount(inv, weights=m)
+    return LossPMF(u, prob, inf_mass, interval)
+
+
+def _import_pld():
+    try:
+        from dp_accounting.pld import privacy_loss_distribution as pld
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError("PLD export needs the optional package dp-accounting; install it with: "
+                          "pip install 'mlx26[dp]'") from exc
+    return pld
+
+
+def to_dp_accounting(mech: Mechanism, shift: float | None = None, interval: float = LOSS_INTERVAL):
+    """``mech`` as a dp-accounting ``PrivacyLossDistribution`` (exact classes where they exist)."""
+    pld = _import_pld()
+    D = mech.sensitivity
+    if mech.name == "gaussian":
+        return pld.from_gaussian_mechanism(mech.sigma, sensitivity=D, value_discretization_interval=interval)
+    if mech.name in ("laplace", "staircase", "truncated-laplace"):
+        if mech.name == "laplace":
+            return pld.from_laplace_mechanism(mech.sigma, sensitivity=D, value_discretization_interval=interval)
+        from dp_accounting.dp_event import EpsilonDeltaDpEvent  # noqa: F401  (documents the fallback)
+        from dp_accounting.pld.common import DifferentialPrivacyParameters
+
+        return pld.from_privacy_parameters(DifferentialPrivacyParameters(mech.eps, mech.delta_upper),
+                                           value_discretization_interval=interval)
+    lp = loss_pmf(mech, shift, interval)
+    return pld.PrivacyLossDistribution.create_from_rounded_probability(
+        {int(i): float(p) for i, p in zip(lp.index, lp.prob, strict=True) if p > 0},
+        lp.inf_mass, interval, pessimistic_estimate=True)
+
+
+def compose_fft(lp: LossPMF, k: int, tail: float = 1e-15) -> LossPMF:
+    """k-fold composition of a loss PMF by FFT convolution (losses add, infinite masses combine)."""
+    k = _check_k(k)
+    base = np.zeros(int(lp.index[-1] - lp.index[0]) + 1)
+    base[lp.index - lp.index[0]] = lp.prob
+    size = k * (base.size - 1) + 1
+    nfft = 1 << int(math.ceil(math.log2(size)))
+    spec = np.fft.rfft(base, nfft) ** k
+    out = np.fft.irfft(spec, nfft)[:size]
+    out = np.where(out > tail * 1e-3, out, 0.0)  # FFT round-off is ~1e-17 absolute
+    idx = np.arange(size, dtype=np.int64) + k * int(lp.index[0])
+    keep = out > 0
+    inf_mass = 1.0 - (1.0 - lp.inf_mass) ** k
+    return LossPMF(idx[keep], out[keep], inf_mass, lp.interval)
+
+
+def epsilon_for_delta(lp: LossPMF, delta: float) -> float:
+    """Smallest eps >= 0 with delta(eps) <= delta (bisection; delta(eps) is decreasing)."""
+    if lp.delta(0.0) <= delta:
+        return 0.0
+    if lp.inf_mass > delta:
+        return math.inf
+    lo, hi = 0.0, float(lp.index[-1] * lp.interval) + 1.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if lp.delta(mid) > delta else (lo, mid)
+    return hi
+
+
+def _check_k(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or int(k) < 1:
+        raise InputError(f"the number of compositions must be an integer >= 1, got {k!r}.")
+    if int(k) > 100_000:
+        raise InputError(f"at most 100000 compositions, got {k}.")
+    return int(k)
+
+
+def composition_shifts(mech: Mechanism, n: int = 4) -> list[float]:
+    D = mech.sensitivity
+    return sorted({float(mech.worst_shift), D, *[D * (i + 1) / n for i in range(n)]})
+
+
+def compose(mech: Mechanism, k: int, delta: float, backend: str = "both") -> dict:
+    """(eps, delta) after k uses: ours (FFT) and dp-accounting's, max over the shift set."""
+    k = _check_k(k)
+    if not 0 < float(delta) < 1:
+        raise InputError(f"delta for the composed guarantee must lie in (0, 1), got {delta!r}.")
+    out: dict = {"mechanism": mech.name, "k": k, "delta": float(delta), "eps_single": mech.eps}
+    if mech.name in ("laplace", "staircase", "truncated-laplace", "gaussian"):
+        pld = to_dp_accounting(mech)
+        out["eps_dp_accounting"] = float(pld.self_compose(k).get_epsilon_for_delta(delta))
+        out["eps_ours"] = None
+        out["shifts"] = [mech.sensitivity]
+        out["eps_basic"] = k * mech.eps
+        return out
+    ours, theirs = [], []
+    shifts = composition_shifts(mech)
+    for s in shifts:
+        lp = loss_pmf(mech, s)
+        if backend in ("both", "native"):
+            ours.append(epsilon_for_delta(compose_fft(lp, k), delta))
+        if backend in ("both", "dp-accounting"):
+            pld = to_dp_accounting(mech, s)
+            theirs.append(float(pld.self_compose(k).get_epsilon_for_delta(delta)))
+    out["eps_ours"] = max(ours) if ours else None
+    out["eps_dp_accounting"] = max(theirs) if theirs else None
+    out["shifts"] = shifts
+    out["eps_basic"] = k * mech.eps  # basic composition, for reference: k eps at k delta_single
+    return out
+
+
+# ----- vector queries -------------------------------------------------------------------------------
+NORMS = ("l1", "l2", "linf")
+
+
+def per_coordinate_sensitivity(norm: str, sensitivity: float, dim: int) -> float:
+    """Largest per-coordinate change of a d-vector query whose change has norm <= sensitivity.
+
+    Each coordinate moves by at most the norm bound for l1, l2 and linf alike (|v_i| <= ||v||_p),
+    so every coordinate gets sensitivity D; the norms differ in how many coordinates can move at
+    once, which this per-coordinate scheme does not exploit (see :func:`calibrate_vector`).
+    """
+    if norm not in NORMS:
+        raise InputError(f"norm must be one of {', '.join(NORMS)}, got {norm!r}.")
+    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        raise InputError(f"dimension must be an integer >= 1, got {dim!r}.")
+    return float(sensitivity)
+
+
+def calibrate_vector(mechanism: str, eps: float, delta: float, sensitivity: float, dim: int, norm: str = "linf",
+                     objective: str = "l1") -> dict:
+    """Per-coordinate calibration of a d-dimensional query under composition.
+
+    Every coordinate gets the same scalar mechanism with per-coordinate sensitivity D (valid for
+    l1, l2 and linf bounds, see :func:`per_coordinate_sensitivity`), calibrated to (eps_c, delta_c)
+    such that the d-fold composition (our FFT accounting, max over shifts) is (eps, delta):
+    delta_c = delta / (2 d), and eps_c is found by bisection on the composed eps.  For an l1
+    bound the change splits across coordinates, so the per-coordinate budget of basic
+    composition under the l1 norm (eps_c = eps, a single changed coordinate in the worst case
+    is *not* the worst case, hence we still compose) is not used: the result is conservative.
+    """
+    d_c_sens = per_coordinate_sensitivity(norm, sensitivity, dim)
+    delta = float(delta)
+    if dim == 1:
+        m = calibrate(mechanism, eps, delta, d_c_sens, objective=objective)
+        return {"dim": 1, "norm": norm, "eps_coordinate": float(eps), "delta_coordinate": delta,
+                "mechanism": m.to_dict(), "eps_composed": float(eps), "delta_composed": delta}
+    delta_c = delta / (2.0 * dim)
+    target_delta = delta - dim * delta_c  # the composition's own delta at the final eps
+
+    def composed(eps_c: float) -> tuple[float, Mechanism]:
+        m = calibrate(mechanism, eps_c, delta_c, d_c_sens, objective=objective)
+        if m.name in ("laplace", "staircase"):  # pure DP: exact via dp-accounting
+            res = compose(m, dim, target_delta)
+            return res["eps_dp_accounting"], m
+        res = compose(m, dim, target_delta, backend="native")
+        # each use also carries delta_c outside its loss PMF: compose delta additively
+        return res["eps_ours"], m
+
+    lo, hi = float(eps) / dim, float(eps)
+    e_hi, m_hi = composed(hi)
+    if e_hi <= eps:
+        best = (hi, m_hi, e_hi)
+    else:
+        best = None
+        for _ in range(14):
+            mid = math.sqrt(lo * hi)
+            e_mid, m_mid = composed(mid)
+            if e_mid <= eps:
+                lo, best = mid, (mid, m_mid, e_mid)
+            else:
+                hi = mid
+        if best is None:
+            e_lo, m_lo = composed(lo)
+            if e_lo > eps:
+                raise RunFailure("vector calibration found no per-coordinate eps (try a larger delta).")
+            best = (lo, m_lo, e_lo)
+    eps_c, m, e_comp = best
+    return {"dim": dim, "norm": norm, "eps_coordinate": eps_c, "delta_coordinate": delta_c,
+            "mechanism": m.to_dict(), "eps_composed": e_comp, "delta_composed": delta,
+            "note": "per-coordinate noise with sensitivity D per coordinate; composed over d uses "
+                    "(FFT of the loss PMF, max over shifts) + d * delta_coordinate"}
+
+
+# ----- budget files ---------------------------------------------------------------------------------
+class BudgetExhausted(InputError):
+    """Raised when a release would exceed the budget (an input problem: exit 2)."""
+
+
+def read_budget(path: str | Path) -> dict:
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise InputError(f"budget file {p} does not exist.", "create one with: mlx26 dp-mix budget init FILE "
+                         "--eps E --delta D") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"budget file {p} is not readable JSON ({exc.__class__.__name__}).") from None
+    ok = isinstance(data, dict) and all(isinstance(data.get(k), int | float) and not isinstance(data.get(k), bool)
+                                        for k in ("eps_total", "delta_total", "eps_spent", "delta_spent"))
+    if not ok or not (data["eps_total"] > 0 and 0 < data["delta_total"] < 1):
+        raise InputError(f"budget file {p} needs numbers eps_total > 0, 0 < delta_total < 1, eps_spent, delta_spent.")
+    data.setdefault("releases", [])
+    return data
+
+
+def init_budget(path: str | Path, eps: float, delta: float, force: bool = False) -> dict:
+    from mlx26.core.common.files import atomic_write
+
+    p = Path(path)
+    if p.exists() and not force:
+        raise InputError(f"budget file {p} exists; pass --force to reset it.")
+    if not (math.isfinite(eps) and eps > 0 and 0 < delta < 1):
+        raise InputError(f"a budget needs eps > 0 and 0 < delta < 1, got eps={eps!r}, delta={delta!r}.")
+    data = {"eps_total": float(eps), "delta_total": float(delta), "eps_spent": 0.0, "delta_spent": 0.0,
+            "releases": [], "composition": "basic (sums of eps and delta)"}
+    atomic_write(p, json.dumps(data, indent=1) + "\n")
+    return data
+
+
+def spend_budget(path: str | Path, eps: float, delta: float, note: str = "") -> dict:
+    """Check that (eps, delta) fits into the remaining budget and record it (atomic rewrite).
+
+    Basic composition (eps and delta add up): valid for any sequence of releases, conservative.
+    Raises :class:`BudgetExhausted` naming the remaining budget when it does not fit.
+    """
+    from mlx26.core.common.files import atomic_write
+
+    data = read_budget(path)
+    rem_e = data["eps_total"] - data["eps_spent"]
+    rem_d = data["delta_total"] - data["delta_spent"]
+    if eps > rem_e * (1 + 1e-12) or delta > rem_d * (1 + 1e-12):
+        raise BudgetExhausted(f"privacy budget exhausted: this release needs eps={eps:g}, delta={delta:g} but only "
+                              f"eps={max(rem_e, 0):g}, delta={max(rem_d, 0):g} remain in {path}.")
+    data["eps_spent"] += float(eps)
+    data["delta_spent"] += float(delta)
+    data["releases"].append({"eps": float(eps), "delta": float(delta), "note": note})
+    atomic_write(Path(path), json.dumps(data, indent=1) + "\n")
+    return data
