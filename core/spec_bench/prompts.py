@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 from typing import Any
 
@@ -55,6 +56,11 @@ def _cut(text: str, limit: int) -> str:
 
 def embedded_pool(per_category: int = 40) -> list[Prompt]:
     """The default pool: four categories of ``per_category`` prompts from the zoo corpora and generators."""
+    return list(_embedded(per_category))
+
+
+@lru_cache(maxsize=2)  # reading the stdlib files is the slow part; the pool is deterministic
+def _embedded(per_category: int) -> tuple[Prompt, ...]:
     from mlx26.core.zoo import corpus
     from mlx26.core.zoo.corpora import docstrings
 
@@ -79,7 +85,7 @@ def embedded_pool(per_category: int = 40) -> list[Prompt]:
         tasks.append(f"Write a Python function that computes the {i}th term of a sequence defined by "
                      f"a(n) = {i % 7 + 2} * a(n-1) - {i % 5 + 1}, with a docstring.")
     pool += [Prompt(f"write-{i}", "code-writing", t) for i, t in enumerate(tasks[:per_category])]
-    return pool
+    return tuple(pool)
 
 
 def by_category(pool: Iterable[Prompt]) -> dict[str, list[Prompt]]:

@@ -1,0 +1,132 @@
+"""SPEED-Bench benchmark (arXiv 2604.09557): three engines vs plain decoding, and a server concurrency sweep.
+
+    python benchmarks/spec_bench.py [--prompts ../shared/data/spec-bench/question.jsonl] [--out DIR]   # make bench-spec-bench
+
+Part 1 (anchor: plain greedy decoding of the same target, same process): the Qualitative split (diversity
+selection per category: MiniLM when installed, else TF-IDF) decoded by ours (draft model + KV cache),
+transformers' assisted generation and prompt lookup; AL, greedy match, tokens/s, wall speedup (CPU-specific)
+and modelled speedup tau / (1 + k c_draft / c_target). Part 2: the Throughput split at one length, real
+entropy tiers vs SYNTHETIC random tokens (the overestimation finding). Part 3: `mlx26 llm serve` started as a
+separate process, with --draft at each k and without (the plain anchor), swept over concurrency 1..16
+(streaming, httpx): throughput ratio spec / plain per level and AL scraped from /metrics. Tiny zoo models on
+a shared CPU: the figures prove the plumbing; they are not GPU figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _server(draft_k: int | None) -> tuple[subprocess.Popen, str]:
+    cmd = [sys.executable, "-m", "mlx26.cli.main", "llm", "serve", "--llm", "hf:tiny-llama", "--port", "0", "-q"]
+    if draft_k:
+        cmd += ["--draft", "tiny-llama-draft", "--draft-k", str(draft_k)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line:
+        proc.kill()
+        raise SystemExit(f"llm serve did not start: {' '.join(cmd)}")
+    return proc, json.loads(line)["base_url"]
+
+
+def _f(v: object, fmt: str = ".3f") -> str:
+    return "null" if v is None else format(v, fmt)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", help="prompt file (default: the embedded pool)")
+    ap.add_argument("--per-category", type=int, default=2)
+    ap.add_argument("--max-tokens", type=int, default=32)
+    ap.add_argument("-k", type=int, default=4)
+    ap.add_argument("--ks", type=int, nargs="+", default=[2, 4], help="draft lengths of the server sweep")
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    ap.add_argument("--requests", type=int, default=16)
+    ap.add_argument("--sweep-tokens", type=int, default=16)
+    ap.add_argument("--length", type=int, default=128)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default="out/spec-bench/bench")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from mlx26.core.spec_bench import embed, report, select, throughput
+    from mlx26.core.spec_bench.prompts import Prompt, embedded_pool, from_records
+    from mlx26.core.spec_bench.run import load_pair, run
+    from mlx26.core.spec_bench.server_bench import sweep
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.prompts:
+        rows = [(i, json.loads(x)) for i, x in enumerate(Path(args.prompts).read_text().splitlines(), 1) if x.strip()]
+        pool, source = from_records(rows, args.prompts), "Spec-Bench question.jsonl (real prompts)"
+    else:
+        pool, source = embedded_pool(), "embedded pool (project text)"
+    print(f"# spec-bench benchmark — {source}; tiny-llama target, tiny-llama-draft; {os.cpu_count()} CPU core(s)")
+    vectors, used = embed.embed([p.text for p in pool], "auto")
+    split, div, _ = select.select_split(pool, vectors, args.per_category, "greedy", 200, args.seed)
+    print(f"\n## Qualitative split: {len(split)} prompts ({args.per_category}/category, {used}); "
+          f"min beats_random {min((r['beats_random'] for r in div if r['beats_random'] is not None), default=None)}")
+    models = load_pair("tiny-llama", "tiny-llama-draft")
+    print("engine         AL     accept  greedy  plain tok/s  spec tok/s  wall speedup (CPU)  modelled")
+    results = {}
+    for engine in ("ours", "hf-assisted", "prompt-lookup"):
+        rep = run(split, models, engine=engine, k=args.k, max_tokens=args.max_tokens, seed=args.seed, truncate=256)
+        s = rep["summary"]
+        results[engine] = rep
+        (out / f"run-{engine}.json").write_text(json.dumps(rep))
+        print(f"{engine:<14} {_f(s['acceptance_length'])}  {_f(s['acceptance_rate'])}   {str(s['greedy_match']):<6}  "
+              f"{_f(s['plain_tokens_per_s'], '.1f'):>11}  {_f(s['spec_tokens_per_s'], '.1f'):>10}  "
+              f"{_f(s['wall_speedup_cpu']):>18}  {_f(s['modelled_speedup'])}")
+    print(f"c_draft/c_target (measured forward-time ratio) = {_f(results['ours']['summary']['c_draft_over_c_target'])}")
+
+    recs = throughput.build(pool[:: max(1, len(pool) // 24)], models["tokenizer"], [args.length], 3, seed=args.seed,
+                            context=models["context"])
+    tp = [Prompt(r["id"], r["tier"], r["prompt"]) for r in recs]
+    print(f"\n## Throughput split at {args.length} tokens: AL by tier (random = SYNTHETIC)")
+    for engine in ("prompt-lookup", "ours"):
+        rep = run(tp, models, engine=engine, k=args.k, max_tokens=args.max_tokens, ids=[r["input_ids"] for r in recs])
+        al = {c["category"]: c["acceptance_length"] for c in rep["by_category"]}
+        real = [c for c in rep["by_category"] if c["category"] != "random"]
+        real_al = sum(c["new_tokens"] for c in real) / sum(c["target_calls"] for c in real)
+        print(f"{engine:<14} " + "  ".join(f"{t}={_f(al.get(t))}" for t in ("low", "mixed", "high", "random"))
+              + f"  random/real AL ratio = {_f(al['random'] / real_al)}")
+
+    print(f"\n## Server sweep: `mlx26 llm serve` (separate process), {args.requests} streamed requests/level, "
+          f"{args.sweep_tokens} tokens each")
+    texts = [p.text for p in split]
+    sweeps: dict[str, list[dict]] = {}
+    for k in [None, *args.ks]:
+        proc, url = _server(k)
+        try:
+            levels = sweep(url, "tiny-llama", texts, args.concurrency, requests=args.requests,
+                           max_tokens=args.sweep_tokens)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+        for row in levels:
+            row["k"] = k
+        sweeps["plain" if k is None else f"k={k}"] = levels
+        (out / f"sweep-{'plain' if k is None else k}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in levels))
+    print("server  conc  tok/s   ratio-to-plain  TTFT med  TPOT med  AL(counters)")
+    for name, levels in sweeps.items():
+        for row, base in zip(levels, sweeps["plain"], strict=True):
+            ratio = row["throughput_tokens_per_s"] / base["throughput_tokens_per_s"]
+            print(f"{name:<7} {row['concurrency']:>4}  {_f(row['throughput_tokens_per_s'], '.1f'):>6}  {ratio:>14.3f}  "
+                  f"{_f(row['ttft_median_s']):>8}  {_f(row['tpot_median_s'], '.4f'):>8}  {_f(row['acceptance_length'])}")
+    table = report.rows([(str(out / f"run-{e}.json"), [results[e]]) for e in results]
+                        + [(name, levels) for name, levels in sweeps.items()])
+    try:
+        written = report.plots(table, str(out), force=True)
+        print("\nplots: " + ", ".join(written))
+    except ImportError:
+        print("\nplots skipped: matplotlib is not installed")
+    print("All wall-clock figures: tiny models on a shared CPU (CPU-specific), requests serialised by one model lock.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
