@@ -213,14 +213,17 @@ def eval_(
     state = ckpt.load(checkpoint)
     if state["env"].startswith("ogbench:"):
         require("ogbench", "ogbench")
-    env = make_env(state["env"])
+    from mlx26.core.rl.reach_avoid.user_sets import wrap
+
+    spec = (state.get("config") or {}).get("reach_avoid")
+    env = wrap(make_env(state["env"]), spec)
     policy = registry.module(state["algo"]).load_policy(state, env)
     n = episodes if episodes is not None else state.get("eval_episodes", 10)
     result = evaluate(env, policy, n, state["seed"] if seed is None else seed)
-    if state["env"].startswith("mlx26/ra-"):  # reach-avoid envs: success / unsafe / cost, whatever the reward
+    if state["env"].startswith("mlx26/ra-") or spec:  # reach-avoid: success / unsafe / cost, whatever the reward
         from mlx26.core.rl.reach_avoid.metrics import evaluate_reach_avoid
 
-        env = make_env(state["env"])
+        env = wrap(make_env(state["env"]), spec)
         ra = evaluate_reach_avoid(env, policy, n, state["seed"] if seed is None else seed)
         result.update({f"ra_{k}": v for k, v in ra.items() if k != "episodes"})
     last = state.get("last_eval") or {}

@@ -40,6 +40,11 @@ def train_rl(
     reward: Annotated[str | None, typer.Option("--reward", help="ppo: env | weighted (reach-avoid envs).")] = None,
     w_goal: Annotated[float | None, typer.Option("--w-goal", help="Weighted reward: goal bonus.")] = None,
     w_unsafe: Annotated[float | None, typer.Option("--w-unsafe", help="Weighted reward: unsafe penalty.")] = None,
+    goal: Annotated[str | None, typer.Option("--goal", help="Reach-avoid goal set G on a user env: module:function "
+                                             "(obs → bool) or box:I=LO..HI[,…][;box:…].")] = None,
+    unsafe: Annotated[str | None, typer.Option("--unsafe", help="Reach-avoid unsafe set F (as --goal).")] = None,
+    cost: Annotated[str | None, typer.Option("--cost", help="Step cost: a number (default 1) or module:function "
+                                             "(obs, action → float).")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Hyperparameter key=value; repeatable.")] = None,
     out: Annotated[str | None, typer.Option("--out", help="Run folder [default: runs/<algo>-<env>-s<seed>].",
                                             metavar="DIR")] = None,
@@ -70,6 +75,7 @@ def train_rl(
       mlx26 rl data make --env mlx26/toy-modes --policy oracle --steps 512 --out toy.npz && mlx26 train rl --algo dfql --env mlx26/toy-modes --dataset toy.npz --steps 20 --set preset=small --out r2
       mlx26 train rl --algo rapc --env mlx26/ra-point --steps 256 --set num_steps=32 --set p=0.9 --eval-episodes 2 --out r3
       mlx26 train rl --algo ppo --env mlx26/ra-point --reward weighted --w-goal 5 --w-unsafe 5 --steps 512 --eval-episodes 2 --out r4
+      mlx26 train rl --algo rapc --env MountainCarContinuous-v0 --goal 'box:0=0.45..inf' --unsafe 'box:1=-inf..-0.06' --cost 1 --steps 256 --set num_steps=32 --eval-episodes 2 --out r5
       mlx26 train rl --algo fql --show-hparams
     """
     if print_config_requested(ctx, print_config):
@@ -108,6 +114,7 @@ def train_rl(
             notice(env_notice, quiet)
         cfg = runner.build_config(algo, env_id, overrides, steps=steps, seed=seed, eval_every=eval_every,
                                   eval_episodes=eval_episodes, device=device, dataset=dataset, rescale=rescale,
+                                  reach_avoid={"goal": goal, "unsafe": unsafe, "cost": cost},
                                   out=out)
         runner.prepare_out(out, force=force)
         for warning in cfg.warnings:

@@ -38,12 +38,13 @@ class TrainConfig:
     resume_state: dict | None = None  # a loaded checkpoint to continue from
     warnings: list = field(default_factory=list)  # found while checking the config (e.g. no reward signal)
     env_defaults: dict = field(default_factory=dict)  # per-env reference values applied (e.g. FQL's α table)
+    reach_avoid: dict | None = None  # --goal/--unsafe/--cost on a user env (see reach_avoid.user_sets)
 
     def to_dict(self) -> dict[str, Any]:
         return {"algo": self.algo, "env": self.env, "dataset": self.dataset, "steps": self.steps,
                 "seed": self.seed, "eval_every": self.eval_every, "eval_episodes": self.eval_episodes,
                 "device": self.device, "rescale": self.rescale, "hp": dataclasses.asdict(self.hp),
-                "env_defaults": dict(self.env_defaults)}
+                "env_defaults": dict(self.env_defaults), "reach_avoid": self.reach_avoid}
 
 
 def parse_assignments(items: Iterable[str]) -> dict[str, str]:

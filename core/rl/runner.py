@@ -32,6 +32,10 @@ def build_config(algo: str, env: str, overrides: Mapping[str, Any] | None = None
     table = mod.env_defaults(env) if hasattr(mod, "env_defaults") else {}
     applied = {k: v for k, v in table.items() if k not in overrides}  # the user's values win
     hp = apply_overrides(mod.Hyperparams(), {**applied, **overrides})
+    if common.get("reach_avoid") is not None:
+        from mlx26.core.rl.reach_avoid.user_sets import normalize
+
+        common = {**common, "reach_avoid": normalize(common["reach_avoid"])}
     cfg = TrainConfig(algo=algo, env=env, hp=hp, **common)
     cfg.env_defaults = applied
     if cfg.steps < 1:
@@ -76,7 +80,7 @@ def prepare_out(out: str, *, force: bool = False, resume: bool = False) -> dict[
 def config_from_stored(stored: dict[str, Any], **changes: Any) -> TrainConfig:
     cfg = build_config(stored["algo"], stored["env"], stored.get("hp", {}),
                        **{k: stored[k] for k in ("steps", "seed", "eval_every", "eval_episodes", "device",
-                                                 "dataset", "rescale") if k in stored})
+                                                 "dataset", "rescale", "reach_avoid") if k in stored})
     cfg.env_defaults = dict(stored.get("env_defaults") or {})  # the stored hp already holds their values
     for key, value in changes.items():
         if value is not None:

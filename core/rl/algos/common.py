@@ -27,7 +27,12 @@ def setup(cfg: TrainConfig) -> torch.device:
 
 def env_for(cfg: TrainConfig, **kwargs: Any):
     env_id, _ = resolve_env_id(cfg.env)
-    return make_env(env_id, **kwargs)
+    env = make_env(env_id, **kwargs)
+    if cfg.reach_avoid:
+        from mlx26.core.rl.reach_avoid.user_sets import wrap
+
+        env = wrap(env, cfg.reach_avoid)
+    return env
 
 
 def rng_state() -> dict[str, Any]:
