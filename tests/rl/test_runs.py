@@ -29,9 +29,8 @@ def toy(tmp_path_factory):
 @pytest.fixture(scope="module")
 def swept(toy, tmp_path_factory):
     """fql and dfql over 3 seeds through `rl sweep` (10 steps each, eval every 5)."""
-    from typer.testing import CliRunner
-
     from mlx26.cli.main import app
+    from typer.testing import CliRunner
 
     root = tmp_path_factory.mktemp("sweep")
     result = CliRunner().invoke(app, ["rl", "sweep", "--algo", "fql", "--algo", "dfql", "--env", "mlx26/toy-modes",
