@@ -17,17 +17,20 @@ from mlx26.core.wifi_pose import model as M
 from mlx26.core.wifi_pose import train as T
 
 _CHILD = r"""
-import json, resource, sys, time
+import json, sys
 import numpy as np
 backend, ckpt, onnx, frames = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def hwm():  # VmHWM: this process's peak RSS in kB (ru_maxrss would carry the parent's over fork + exec)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
 if backend == "torch":
     import torch
     torch.set_num_threads(1)
     from mlx26.core.wifi_pose import export as E, train as T
     net, _ = T.load(ckpt)
     args = E.example_inputs(net)
-    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    loaded = hwm()
     with torch.no_grad():
         state = args[2]
         for _ in range(frames):
@@ -38,11 +41,11 @@ else:
     s = ort.InferenceSession(onnx, so, providers=["CPUExecutionProvider"])
     shapes = {i.name: i.shape for i in s.get_inputs()}
     feed = {n: np.random.default_rng(0).standard_normal(sh).astype(np.float32) for n, sh in shapes.items()}
-    loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    loaded = hwm()
     for _ in range(frames):
         out = s.run(None, feed)
         feed["state"] = out[2]
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+peak = hwm()
 print(json.dumps({"peak_rss_mb": peak / 1024, "runtime_rss_mb": loaded / 1024, "run_growth_mb": (peak - loaded) / 1024}))
 """
 

@@ -9,6 +9,7 @@ one, so the edge runtime keeps the memory across frames itself.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -58,8 +59,15 @@ def export_onnx(net, path, opset: int = 17) -> dict:
                     return kp, logits
 
             module = _Two(net)
-        torch.onnx.export(module, args, str(tmp), input_names=inputs, output_names=outputs, opset_version=opset,
-                          dynamo=False)
+        fast = torch.backends.mha.get_fastpath_enabled()
+        torch.backends.mha.set_fastpath_enabled(False)  # the fused encoder kernel has no ONNX symbolic
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # TracerWarnings: shapes are constant for a fixed frame size
+                torch.onnx.export(module, args, str(tmp), input_names=inputs, output_names=outputs,
+                                  opset_version=opset, dynamo=False)
+        finally:
+            torch.backends.mha.set_fastpath_enabled(fast)
     import os
 
     return {"onnx": str(path), "bytes": os.path.getsize(path), "inputs": inputs, "outputs": outputs, "opset": opset}
