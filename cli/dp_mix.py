@@ -31,7 +31,7 @@ from mlx26.cli._io import (
     print_config_requested,
     read_records,
 )
-from mlx26.core.dp_mix.spec import MECHANISMS
+from mlx26.core.dp_mix.spec import MECHANISMS, MIXTURES, OBJECTIVES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
@@ -40,11 +40,19 @@ DeltaOpt = Annotated[float, typer.Option("--delta", "-d", help="Privacy paramete
 SensOpt = Annotated[float, typer.Option("--sensitivity", "-s", help="Sensitivity Δ of the query (> 0).")]
 MechOpt = Annotated[str, typer.Option("--mechanism", "-m", help=" | ".join(MECHANISMS) + ".")]
 KOpt = Annotated[str, typer.Option("--K", help="Mixture half-width for multi: auto or an integer ≥ 1.")]
+ObjOpt = Annotated[str, typer.Option("--objective", help="Cost that optimised/best minimise: l1 (E|Z|) | l2 (E Z²).")]
+VerifyMechOpt = Annotated[str, typer.Option("--mechanism", "-m", help=" | ".join(MIXTURES) + ".")]
 
 
-def _mechanism(name: str) -> str:
-    if name not in MECHANISMS:
-        raise unknown_name("mechanism", name, MECHANISMS)
+def _mechanism(name: str, allowed: tuple[str, ...] = MECHANISMS) -> str:
+    if name not in allowed:
+        raise unknown_name("mechanism", name, allowed)
+    return name
+
+
+def _objective(name: str) -> str:
+    if name not in OBJECTIVES:
+        raise unknown_name("objective", name, OBJECTIVES)
     return name
 
 
@@ -67,22 +75,28 @@ def calibrate(
     sensitivity: SensOpt = 1.0,
     mechanism: MechOpt = "multi",
     k: KOpt = "auto",
+    objective: ObjOpt = "l1",
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
 ) -> None:
     """Smallest noise scale σ that gives (ε, δ)-DP, with its l1/l2 cost and the certified δ.
 
+    --mechanism best returns the cheapest (in --objective) of every mechanism implemented.
+
     \b
     Examples:
       mlx26 dp-mix calibrate -e 1 -d 1e-5
       mlx26 dp-mix calibrate -e 4 -d 1e-5 -s 2 --mechanism quasi --format json
+      mlx26 dp-mix calibrate -e 16 -d 1e-6 --mechanism best
     """
     _mechanism(mechanism)
+    _objective(objective)
     check_output(output, force)
     from mlx26.core import dp_mix
 
-    result = dp_mix.calibrate(mechanism, eps, delta, sensitivity, K=_k(k) if mechanism == "multi" else None)
+    result = dp_mix.calibrate(mechanism, eps, delta, sensitivity, K=_k(k) if mechanism == "multi" else None,
+                              objective=objective)
     emit(result.to_dict(), output, fmt, force=force, title=f"dp-mix calibrate ({mechanism})")
 
 
@@ -148,10 +162,12 @@ def verify(
     sigma: Annotated[float, typer.Option("--sigma", help="Noise scale σ to check.")],
     eps: EpsOpt,
     delta: DeltaOpt,
-    mechanism: MechOpt = "multi",
+    mechanism: VerifyMechOpt = "multi",
     sensitivity: SensOpt = 1.0,
     k: Annotated[int | None, typer.Option("--K", help="Mixture half-width (multi); default: auto.")] = None,
     backend: Annotated[str, typer.Option("--backend", help="native | dp-accounting (cross-check).")] = "native",
+    rigorous: Annotated[bool, typer.Option("--rigorous", help="Also prove an upper bound on δ with interval "
+                                           "arithmetic (mpmath iv; slow).")] = False,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
@@ -162,8 +178,9 @@ def verify(
     Examples:
       mlx26 dp-mix verify --mechanism gaussian --sigma 3.75 -e 1 -d 1e-5
       mlx26 dp-mix verify --mechanism multi --sigma 0.36 -e 1 -d 1e-5 --format json
+      mlx26 dp-mix verify --mechanism gaussian --sigma 1.2 -e 4 -d 1e-5 --rigorous
     """
-    _mechanism(mechanism)
+    _mechanism(mechanism, MIXTURES)
     if backend not in ("native", "dp-accounting"):
         raise unknown_name("backend", backend, ("native", "dp-accounting"))
     if k is not None and k < 1:
@@ -184,6 +201,13 @@ def verify(
         require("dp_accounting", "dp")
         result["delta_dp_accounting"] = dp_mix.crosscheck_dp_accounting(mechanism, sigma, eps, sensitivity, K=K,
                                                                          delta=delta)
+    if rigorous:
+        from mlx26.core.dp_mix.rigorous import rigorous_delta
+
+        r = rigorous_delta(mechanism, sigma, eps, sensitivity, K=dp_mix.resolve_K(mechanism, eps, delta, K))
+        result.update({"delta_rigorous_upper": r.upper, "rigorous_proved": r.upper <= delta,
+                       "rigorous_seconds": r.seconds, "rigorous_cells": r.cells})
+        passed = passed and r.upper <= delta
     emit(result, output, fmt, force=force, title="dp-mix verify")
     if not passed:
         raise RuntimeFailure(f"δ achieved {achieved:.3g} exceeds the target {delta:.3g} at σ = {sigma:g}.",
@@ -202,6 +226,11 @@ def noise(
                     ] = None,
     skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Drop rows whose cell is not a finite number.")
                         ] = False,
+    objective: ObjOpt = "l1",
+    secure: Annotated[bool, typer.Option("--secure", help="Snapped release on a power-of-two grid, drawn exactly "
+                                         "from os.urandom integers (floating-point safe).")] = False,
+    budget: Annotated[str | None, typer.Option("--budget", help="JSON budget file to charge (ε, δ) to; refuses "
+                                               "once spent.", metavar="FILE")] = None,
     input_format: InputFormatOpt = InputFormat.auto,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
@@ -218,8 +247,12 @@ def noise(
     Examples:
       printf '3\\n5\\n8\\n' | mlx26 dp-mix noise - -e 1 -d 1e-5 -s 1
       printf 'name,age\\nann,41\\nbob,37\\n' | mlx26 dp-mix noise - -e 2 -d 1e-6 -s 1 --column age
+      printf '3\\n5\\n' | mlx26 dp-mix noise - -e 1 -d 1e-5 -s 1 --secure --budget budget.json
     """
     _mechanism(mechanism)
+    _objective(objective)
+    if secure and seed is not None:
+        raise UsageError("--secure draws from os.urandom and cannot be seeded; drop --seed.")
     check_output(output, force)
     from mlx26.core import dp_mix
 
@@ -242,9 +275,24 @@ def noise(
         notice(f"dp-mix noise: skipped {skipped} row(s) without a finite number in '{target}'.", quiet)
     if seed is not None:
         notice("Warning: --seed makes the noise reproducible and therefore NOT private; use it for tests only.")
-    mech = dp_mix.calibrate(mechanism, eps, delta, sensitivity)
-    rng = dp_mix.secure_rng() if seed is None else __import__("numpy").random.default_rng(seed)
-    noisy = dp_mix.sample(mech, len(values), rng) + values
+    if budget is not None:
+        from mlx26.core.dp_mix.accounting import read_budget
+
+        read_budget(budget)
+    if secure:
+        from mlx26.core.dp_mix.secure import secure_release
+
+        noisy = secure_release(values, mechanism, eps, delta, sensitivity, objective)
+    else:
+        mech = dp_mix.calibrate(mechanism, eps, delta, sensitivity, objective=objective)
+        rng = dp_mix.secure_rng() if seed is None else __import__("numpy").random.default_rng(seed)
+        noisy = dp_mix.sample(mech, len(values), rng) + values
+    if budget is not None:
+        from mlx26.core.dp_mix.accounting import spend_budget
+
+        left = spend_budget(budget, eps, delta, note=f"noise {mechanism} on {len(values)} value(s)")
+        notice(f"dp-mix noise: budget {budget}: eps {left['eps_total'] - left['eps_spent']:g}, "
+               f"delta {left['delta_total'] - left['delta_spent']:g} left.", quiet)
     for record, value in zip(kept, noisy.tolist(), strict=True):
         record[target] = value
     emit(kept, output, answer_in_kind(fmt, output, source.format), force=force)
@@ -262,3 +310,98 @@ def _noise_column(rows: list[tuple[int, dict]], column: str | None, name: str) -
     if len(keys) == 1:
         return keys.pop()
     raise UsageError(f"{name} has several columns ({', '.join(sorted(keys))}).", hint="choose one with --column")
+
+
+@app.command("compose")
+def compose(
+    eps: EpsOpt,
+    delta: DeltaOpt,
+    k: Annotated[int, typer.Option("--k", help="Number of uses (compositions), 1..100000.")],
+    sensitivity: SensOpt = 1.0,
+    mechanism: MechOpt = "multi",
+    objective: ObjOpt = "l1",
+    target_delta: Annotated[float | None, typer.Option("--target-delta", help="δ of the composed guarantee "
+                                                       "(default: k·δ).")] = None,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """(ε, δ) after k uses of a mechanism calibrated to (ε, δ): our FFT accounting and dp-accounting's.
+
+    \b
+    Examples:
+      mlx26 dp-mix compose -e 1 -d 1e-5 --k 10
+      mlx26 dp-mix compose -e 2 -d 1e-6 --k 100 --mechanism gaussian --target-delta 1e-5
+    """
+    _mechanism(mechanism)
+    _objective(objective)
+    if k < 1 or k > 100_000:
+        raise UsageError(f"--k must be in 1..100000, got {k}.")
+    td = k * delta if target_delta is None else target_delta
+    if not 0 < td < 1:
+        raise UsageError(f"--target-delta must lie in (0, 1), got {td:g}.")
+    check_output(output, force)
+    from mlx26.cli._errors import require
+
+    require("dp_accounting", "dp")
+    from mlx26.core import dp_mix
+    from mlx26.core.dp_mix.accounting import compose as compose_core
+
+    mech = dp_mix.calibrate(mechanism, eps, delta, sensitivity, objective=objective)
+    res = compose_core(mech, k, td)
+    res.update({"mechanism": mech.name, "sigma": mech.sigma, "target_delta": td})
+    res["shifts"] = ",".join(f"{s:.4g}" for s in res["shifts"])
+    emit(res, output, fmt, force=force, title="dp-mix compose")
+
+
+@app.command("vector")
+def vector(
+    eps: EpsOpt,
+    delta: DeltaOpt,
+    dim: Annotated[int, typer.Option("--dim", help="Dimension d of the query.")],
+    sensitivity: SensOpt = 1.0,
+    norm: Annotated[str, typer.Option("--norm", help="Norm of the sensitivity bound: l1 | l2 | linf.")] = "linf",
+    mechanism: MechOpt = "gaussian",
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    force: ForceOpt = False,
+) -> None:
+    """Per-coordinate calibration of a d-dimensional query so that the d uses compose to (ε, δ).
+
+    \b
+    Examples:
+      mlx26 dp-mix vector -e 2 -d 1e-5 --dim 4 --norm l2
+    """
+    _mechanism(mechanism)
+    if norm not in ("l1", "l2", "linf"):
+        raise unknown_name("norm", norm, ("l1", "l2", "linf"))
+    if dim < 1 or dim > 1000:
+        raise UsageError(f"--dim must be in 1..1000, got {dim}.")
+    check_output(output, force)
+    from mlx26.cli._errors import require
+
+    require("dp_accounting", "dp")
+    from mlx26.core.dp_mix.accounting import calibrate_vector
+
+    res = calibrate_vector(mechanism, eps, delta, sensitivity, dim, norm)
+    mech = res.pop("mechanism")
+    res.update({f"coordinate_{k}": mech[k] for k in ("mechanism", "sigma", "l1", "l2")})
+    emit(res, output, fmt, force=force, title="dp-mix vector")
+
+
+@app.command("budget")
+def budget_init(
+    path: Annotated[str, typer.Argument(help="Budget file (JSON) to create.")],
+    eps: EpsOpt,
+    delta: DeltaOpt,
+    force: ForceOpt = False,
+) -> None:
+    """Create a privacy budget file that `noise --budget FILE` charges (basic composition).
+
+    \b
+    Examples:
+      mlx26 dp-mix budget budget.json -e 4 -d 1e-5
+    """
+    from mlx26.core.dp_mix.accounting import init_budget
+
+    emit(init_budget(path, eps, delta, force=force) | {"path": path}, None, OutputFormat.auto, title="dp-mix budget")

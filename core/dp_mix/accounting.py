@@ -36,6 +36,8 @@ from mlx26.core.common.errors import InputError, RunFailure
 
 from .calibration import Mechanism, calibrate
 
+#: mechanisms exported through dp-accounting's own classes rather than our loss PMF
+CLOSED_FORM_PLD = ("laplace", "staircase", "truncated-laplace", "gaussian")
 #: loss-grid interval of the exported PMF
 LOSS_INTERVAL = 1e-3
 #: x cells per sigma of the loss PMF
@@ -64,7 +66,7 @@ def loss_pmf(mech: Mechanism, shift: float | None = None, interval: float = LOSS
     """Pessimistic privacy-loss PMF of ``mech`` at ``shift`` (default: its worst shift)."""
     from .sampling import mechanism_mixture
 
-    if mech.name in ("laplace", "staircase", "truncated-laplace") or mech.name == "gaussian":
+    if mech.name in CLOSED_FORM_PLD:
         raise InputError(f"loss_pmf is for the mixture mechanisms; {mech.name} has a closed-form PLD.")
     mix = mechanism_mixture(mech)
     s = float(mech.worst_shift if shift is None else shift)
@@ -112,7 +114,6 @@ def to_dp_accounting(mech: Mechanism, shift: float | None = None, interval: floa
     if mech.name in ("laplace", "staircase", "truncated-laplace"):
         if mech.name == "laplace":
             return pld.from_laplace_mechanism(mech.sigma, sensitivity=D, value_discretization_interval=interval)
-        from dp_accounting.dp_event import EpsilonDeltaDpEvent  # noqa: F401  (documents the fallback)
         from dp_accounting.pld.common import DifferentialPrivacyParameters
 
         return pld.from_privacy_parameters(DifferentialPrivacyParameters(mech.eps, mech.delta_upper),
@@ -171,7 +172,7 @@ def compose(mech: Mechanism, k: int, delta: float, backend: str = "both") -> dic
     if not 0 < float(delta) < 1:
         raise InputError(f"delta for the composed guarantee must lie in (0, 1), got {delta!r}.")
     out: dict = {"mechanism": mech.name, "k": k, "delta": float(delta), "eps_single": mech.eps}
-    if mech.name in ("laplace", "staircase", "truncated-laplace", "gaussian"):
+    if mech.name in CLOSED_FORM_PLD:
         pld = to_dp_accounting(mech)
         out["eps_dp_accounting"] = float(pld.self_compose(k).get_epsilon_for_delta(delta))
         out["eps_ours"] = None
@@ -218,11 +219,12 @@ def calibrate_vector(mechanism: str, eps: float, delta: float, sensitivity: floa
 
     Every coordinate gets the same scalar mechanism with per-coordinate sensitivity D (valid for
     l1, l2 and linf bounds, see :func:`per_coordinate_sensitivity`), calibrated to (eps_c, delta_c)
-    such that the d-fold composition (our FFT accounting, max over shifts) is (eps, delta):
-    delta_c = delta / (2 d), and eps_c is found by bisection on the composed eps.  For an l1
-    bound the change splits across coordinates, so the per-coordinate budget of basic
-    composition under the l1 norm (eps_c = eps, a single changed coordinate in the worst case
-    is *not* the worst case, hence we still compose) is not used: the result is conservative.
+    such that the d-fold composition (our FFT accounting, max over shifts, or dp-accounting's
+    exact classes for the Gaussian and the pure-DP mechanisms) is (eps, delta): delta_c =
+    delta / (2 d) per coordinate, the composed loss distribution gets the other half, and eps_c
+    is the largest found by bisection with composed eps <= eps.  This treats every coordinate as
+    possibly changing by the full D, which is what an linf bound allows; for l1 and l2 bounds it
+    is valid but conservative (a joint l2 Gaussian would need sigma ~ D, not ~ D sqrt(d)).
     """
     d_c_sens = per_coordinate_sensitivity(norm, sensitivity, dim)
     delta = float(delta)
@@ -235,12 +237,9 @@ def calibrate_vector(mechanism: str, eps: float, delta: float, sensitivity: floa
 
     def composed(eps_c: float) -> tuple[float, Mechanism]:
         m = calibrate(mechanism, eps_c, delta_c, d_c_sens, objective=objective)
-        if m.name in ("laplace", "staircase"):  # pure DP: exact via dp-accounting
-            res = compose(m, dim, target_delta)
-            return res["eps_dp_accounting"], m
-        res = compose(m, dim, target_delta, backend="native")
-        # each use also carries delta_c outside its loss PMF: compose delta additively
-        return res["eps_ours"], m
+        if m.name in CLOSED_FORM_PLD:  # dp-accounting's exact (or closed-form) loss classes
+            return compose(m, dim, target_delta)["eps_dp_accounting"], m
+        return compose(m, dim, target_delta, backend="native")["eps_ours"], m
 
     lo, hi = float(eps) / dim, float(eps)
     e_hi, m_hi = composed(hi)

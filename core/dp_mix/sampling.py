@@ -38,7 +38,7 @@ from .quasi import sample_quasi
 #: grid points per unit of the noise's l1 scale in the secure sampler
 SNAP_POINTS_PER_SCALE = 64
 #: share of delta the secure table may lose to its truncated tails
-SNAP_TAIL = 1e-4
+SNAP_TAIL = 1e-7
 ONE = 1 << 62
 
 
@@ -167,13 +167,10 @@ class SnappedTable:
         return np.array(self.weights, dtype=float) / ONE
 
     def cdf_at(self, values: np.ndarray) -> np.ndarray:
-        """P(Lambda j <= v) (exact table CDF, for tests)."""
-        c = np.cumsum(np.array(self.weights, dtype=object))
-        idx = np.floor(np.asarray(values, float) / self.grid + 1e-9).astype(int) + self.J
-        out = np.where(idx < 0, 0, np.where(idx >= len(self.weights), ONE, 0)).astype(object)
-        ok = (idx >= 0) & (idx < len(self.weights))
-        out[ok] = c[idx[ok]]
-        return np.array([int(v) for v in out], dtype=float) / ONE
+        """P(Lambda j <= v) (the exact table CDF)."""
+        c = np.cumsum(np.array(self.weights, dtype=np.uint64)).astype(float) / ONE
+        idx = np.floor(np.asarray(values, float) / self.grid + 1e-9).astype(np.int64) + self.J
+        return np.where(idx < 0, 0.0, c[np.clip(idx, 0, len(self.weights) - 1)])
 
 
 def snapped_table(mech: Mechanism, grid: float, delta_target: float) -> SnappedTable:
@@ -200,8 +197,9 @@ def snapped_table(mech: Mechanism, grid: float, delta_target: float) -> SnappedT
         raise RunFailure("secure table quantisation failed (negative centre mass).")
     weights = side[::-1] + [centre] + side
     w = np.array(weights, dtype=float) / ONE
-    D = mech.sensitivity - grid  # the table protects neighbours at distance <= D (+ grid from rounding)
-    t_max = int(math.ceil((D + grid) / grid))
+    # the query is rounded: neighbours at distance <= D land at most D + grid apart; the mechanism
+    # was calibrated for D + 2 grid (secure.secure_mechanism), so check every shift up to D + grid
+    t_max = int(math.ceil((mech.sensitivity - grid) / grid))
     e = math.exp(mech.eps)
     H = 0.0
     for t in range(1, t_max + 1):
