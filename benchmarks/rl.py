@@ -10,6 +10,9 @@ dqn:  identical hyperparameters (RL-Zoo's CartPole-v1 DQN, which both use by def
       first step whose mean return ≥ 475, the final return, wall time and the ratios ours/SB3.
 toy:  mode shares of BC / FQL / DFQL on mlx26/toy-modes, the surrogate-vs-BPTT gradient cosine,
       and the stability stress (K = 64, 6-layer nets): gradient-norm mean/variance DFQL vs BPTT.
+alpha: FQL vs DFQL α sweep on mlx26/toy-modes through the CLI's own path (a fixed 20k-row dataset,
+      `rl sweep`, 300 BC warm-up + 400 steps, 128-128 nets, batch 128, 200 eval episodes; eval_success =
+      share of actions in the best mode); mean and 95% t-CI over --seeds, best α of each (synthetic env).
 cube: DFQL vs FQL success on cube-single-singletask-task2 with locally generated data
       (synthetic "local-oracle-v0" data, small budgets: NOT comparable with the paper's numbers).
 Absolute times on a shared machine are noise; the ratios are the figures.
@@ -161,9 +164,34 @@ def part_cube(args) -> dict:
     return results
 
 
+def part_alpha(args) -> dict:
+    import tempfile
+
+    from mlx26.core.rl import datagen, datasets, logs, sweep
+
+    root = tempfile.mkdtemp(prefix="rl-alpha-")
+    data = os.path.join(root, "toy.npz")
+    train, _, meta = datagen.generate("mlx26/toy-modes", "oracle", steps=20_000, seed=0)
+    datasets.save(data, train, meta)
+    base = {"bc_steps": 300, "preset": "small", "actor_hidden": (128, 128), "value_hidden": (128, 128),
+            "batch_size": 128, "log_every": 700}
+    rows = []
+    for algo in ("fql", "dfql"):
+        for alpha in args.alphas:
+            out = os.path.join(root, f"{algo}-a{alpha}")
+            runs = [logs.read_run(r["run"]) for r in sweep.run_sweep(
+                [algo], "mlx26/toy-modes", list(range(args.seeds)), out, overrides={**base, "alpha": alpha},
+                steps=700, eval_episodes=200, dataset=data)]
+            row = sweep.summarize(runs, ("eval_success",))[0]
+            rows.append({"algo": algo, "alpha": alpha, **{k: row.get(k) for k in
+                         ("n", "eval_success_mean", "eval_success_ci_low", "eval_success_ci_high")}})
+    best = {a: max((r for r in rows if r["algo"] == a), key=lambda r: r["eval_success_mean"]) for a in ("fql", "dfql")}
+    return {"rows": rows, "best": best}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", action="append", choices=["dqn", "toy", "cube"],
+    ap.add_argument("--part", action="append", choices=["dqn", "toy", "cube", "alpha"],
                     help="repeatable; default: dqn and toy")
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--steps", type=int, default=50_000, help="DQN env steps (both implementations)")
@@ -174,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fql-alpha", type=float, default=300.0, help="FQL's cube-single setting")
     ap.add_argument("--dfql-alpha", type=float, default=10.0)
     ap.add_argument("--parallel", type=int, default=2)
+    ap.add_argument("--alphas", type=float, nargs="+", default=[0.1, 1.0, 10.0], help="--part alpha grid")
     ap.add_argument("--json", action="store_true", help="print the raw figures as JSON too")
     args = ap.parse_args(argv)
     parts = args.part or ["dqn", "toy"]
@@ -181,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {"cores": os.cpu_count()}
     for part in parts:
         print(f"[{part}] running …", file=sys.stderr, flush=True)
-        report[part] = {"dqn": part_dqn, "toy": part_toy, "cube": part_cube}[part](args)
+        report[part] = {"dqn": part_dqn, "toy": part_toy, "cube": part_cube, "alpha": part_alpha}[part](args)
     print(f"cores: {report['cores']}  (MLX26_THREADS={os.environ['MLX26_THREADS']})")
     if "dqn" in report:
         s = report["dqn"]["summary"]
@@ -206,6 +235,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {k}: grad-norm var DFQL {s['dfql_grad_norm_var']:.4g} vs BPTT {s['bptt_grad_norm_var']:.4g} "
                   f"(ratio {s['var_ratio_dfql_over_bptt']:.3g}); CV {s['dfql_grad_norm_cv']:.3f} vs "
                   f"{s['bptt_grad_norm_cv']:.3f}; cosine {s['cosine_mean']:.3f}")
+    if "alpha" in report:
+        print(f"toy-modes α sweep (synthetic env), best-mode share, mean [95% t-CI] over {args.seeds} seed(s):")
+        for r in report["alpha"]["rows"]:
+            lo, hi = r["eval_success_ci_low"], r["eval_success_ci_high"]
+            ci = f"[{lo:.3f}, {hi:.3f}]" if lo is not None else ""
+            print(f"  {r['algo']:5s} α = {r['alpha']:<6g} {r['eval_success_mean']:.3f} {ci}")
+        for algo, r in report["alpha"]["best"].items():
+            print(f"  best {algo}: α = {r['alpha']:g} → {r['eval_success_mean']:.3f}")
     if "cube" in report:
         c = report["cube"]
         print(f"cube-single task2, local-oracle-v0 data, {args.cube_steps} steps, {args.seeds} seeds (synthetic data):")

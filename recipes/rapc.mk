@@ -30,7 +30,7 @@ smoke-rapc:
 demo-rapc:
 	$(MLX26) train rl --algo rapc --env mlx26/ra-point --steps 40960 --set p=0.9 --set compensation=adaptive \
 	  --eval-episodes 50 --seed $(SEED) --out $(RAPC_DIR)/demo --force --quiet | tail -n 1 | cut -c1-200
-	$(MLX26) rl reach-avoid certify --checkpoint $(RAPC_DIR)/demo --n-mc 100 --format jsonl | cut -c1-300
+	$(MLX26) rl reach-avoid certify --checkpoint $(RAPC_DIR)/demo --n-mc 200 --p 0.6 --format jsonl | cut -c1-400
 	$(MLX26) rl eval --checkpoint $(RAPC_DIR)/demo --episodes 100 --format jsonl | tr ',' '\n' | grep '"ra_'
 
 # Side by side: RAPC vs PPO-Lagrangian vs weighted-sum PPO (3 seeds), ra-grid LP optimum, ra-reacher.

@@ -15,7 +15,7 @@ RL_TOY := --set preset=small --set actor_hidden=128,128 --set value_hidden=128,1
 CUBE_STEPS ?= 5000
 CUBE_SEEDS ?= 3
 
-.PHONY: smoke-rl demo-rl reproduce-rl bench-rl
+.PHONY: smoke-rl demo-rl reproduce-rl bench-rl alpha-rl
 SMOKES += smoke-rl
 DEMOS += demo-rl
 BENCHES += bench-rl
@@ -29,13 +29,19 @@ $(RL_DIR)/smoke-dfql/checkpoint.pt: $(RL_DIR)/toy-small.npz
 	  --eval-episodes 4 --seed $(SEED) --out $(@D) --force --quiet > $(@D).jsonl
 
 # Offline DFQL on a generated dataset → checkpoint → `rl eval` reproduces the training evaluation;
-# a DQN run streams JSONL.
+# the run also logged metrics.csv and TensorBoard files, `rl plot` draws it, `rl data convert`
+# round-trips the dataset; a DQN run streams JSONL.
 smoke-rl: $(RL_DIR)/smoke-dfql/checkpoint.pt
 	$(MLX26) rl eval --checkpoint $(<D) --format json --quiet | grep -q '"matches_training_eval": true'
+	test -s $(<D)/metrics.csv && ls $(<D)/tb | grep -q events
+	$(MLX26) rl plot $(<D) -o $(RL_DIR)/smoke-curve.png --metric critic_loss --force --quiet --format json \
+	  | grep -q '"seeds": 1'
+	$(MLX26) rl data convert $(RL_DIR)/toy-small.npz --out $(RL_DIR)/toy-conv.npz --force --quiet --format json \
+	  | grep -q '"source_format": "mlx26"'
 	$(MLX26) train rl --algo dqn --env CartPole-v1 --steps 150 --set learning_starts=100 --set train_freq=50 \
 	  --set gradient_steps=4 --eval-episodes 2 --seed $(SEED) --out $(RL_DIR)/smoke-dqn --force --quiet \
 	  | tail -n 1 | grep -q '"phase": "eval"'
-	@echo "smoke-rl: dfql checkpoint evaluates reproducibly; dqn streams metrics"
+	@echo "smoke-rl: dfql checkpoint evaluates reproducibly, logs plot, data converts; dqn streams metrics"
 
 $(RL_DIR)/toy.npz:
 	mkdir -p $(@D)
@@ -58,6 +64,11 @@ $(RL_DIR)/cube-single-play-v0.npz:
 
 reproduce-rl: $(RL_DIR)/cube-single-play-v0.npz
 	$(PY) benchmarks/rl.py --part cube --dataset $< --cube-steps $(CUBE_STEPS) --seeds $(CUBE_SEEDS)
+
+# FQL vs DFQL α sweep on toy-modes through the CLI's path (rl sweep; 300 BC + 400 steps), ALPHA_SEEDS seeds.
+ALPHA_SEEDS ?= 3
+alpha-rl:
+	$(PY) benchmarks/rl.py --part alpha --seeds $(ALPHA_SEEDS)
 
 bench-rl:
 	$(PY) benchmarks/rl.py

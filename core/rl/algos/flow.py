@@ -46,6 +46,8 @@ class FlowHyperparams:
     online_steps: int = doc(0, "offline-to-online: env steps after the offline phase")
     action_clip_eps: float = doc(1e-5, "clip dataset actions to ±(1 − eps)")
     log_every: int = doc(100, "steps between training-metric records")
+    bc_steps: int = doc(0, "BC warm-up: the first N steps train the critic and flow matching only (not in the "
+                        "reference; the toy-modes DFQL figure needs 300)")
 
     def resolve(self):
         import dataclasses
@@ -60,8 +62,8 @@ class FlowHyperparams:
     def validate(self) -> None:
         if self.flow_steps < 1:
             raise InputError(f"--flow-steps must be ≥ 1, got {self.flow_steps}")
-        if self.alpha < 0 or self.online_steps < 0 or self.batch_size < 1 or self.lr <= 0:
-            raise InputError("need alpha ≥ 0, online_steps ≥ 0, batch_size ≥ 1 and lr > 0")
+        if self.alpha < 0 or self.online_steps < 0 or self.batch_size < 1 or self.lr <= 0 or self.bc_steps < 0:
+            raise InputError("need alpha ≥ 0, online_steps ≥ 0, bc_steps ≥ 0, batch_size ≥ 1 and lr > 0")
         if self.q_agg not in ("mean", "min"):
             from mlx26.core.rl.registry import unknown
 
@@ -140,12 +142,16 @@ class FlowAgent(torch.nn.Module):
             torch.set_rng_state(rng)
         return {**cinfo, **ainfo, "actor_loss": aloss.item()}
 
-    def update(self, b: dict[str, torch.Tensor]) -> dict[str, float]:
+    def update(self, b: dict[str, torch.Tensor], bc_only: bool = False) -> dict[str, float]:
         closs, info = self.critic_loss(b)
         self.critic_opt.zero_grad()
         closs.backward()
         self.critic_opt.step()
-        aloss, ainfo = self.actor_loss(b)
+        if bc_only:  # warm-up: flow matching alone
+            aloss = bc_flow_loss(self.flow, b["observations"], b["actions"])
+            ainfo = {"bc_flow_loss": aloss.item()}
+        else:
+            aloss, ainfo = self.actor_loss(b)
         self.actor_opt.zero_grad()
         aloss.backward()
         self.actor_opt.step()
@@ -306,7 +312,7 @@ def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
             obs = next_obs
             if terminated or truncated:
                 returns, ep_ret, obs = (returns + [ep_ret])[-20:], 0.0, None
-        info = agent.update(buffer.sample(hp.batch_size, rng, device))
+        info = agent.update(buffer.sample(hp.batch_size, rng, device), bc_only=step <= hp.bc_steps)
         common.check_finite(step, **{k: v for k, v in info.items() if k.endswith("loss")})
         if step % hp.log_every == 0:
             rec = {"step": step, "phase": "online" if online else "train", **info}
