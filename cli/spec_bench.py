@@ -11,7 +11,17 @@ import typer
 from mlx26.cli import _spec_bench as B
 from mlx26.cli import _spec_bench_serve
 from mlx26.cli._errors import InputError, require, unknown_name
-from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, SeedOpt, check_output, emit, notice
+from mlx26.cli._io import (
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    check_output,
+    emit,
+    notice,
+)
 from mlx26.core.spec_bench.spec import DEFAULT_LENGTHS, EMBEDDED, EMBEDDERS, ENGINES, SELECTORS, TIERS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)

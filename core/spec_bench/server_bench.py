@@ -111,7 +111,7 @@ async def _check(client: Any, url: str, model: str) -> None:
         reply = await client.get(f"{url}/models")
     except Exception as exc:
         raise RunFailure(f"cannot reach the server at {url} (model '{model}'): {type(exc).__name__}: {exc}",
-                         "start it first, e.g. mlx26 llm serve --llm hf:tiny-llama --draft tiny-llama-draft --port 0")
+                         "start it first, e.g. mlx26 llm serve --llm hf:tiny-llama --draft tiny-llama-draft --port 0") from None
     if reply.status_code == 200:
         served = [m.get("id") for m in reply.json().get("data", [])]
         if served and model not in served:

@@ -8,6 +8,7 @@ import pytest
 from mlx26.core.common.errors import InputError
 from mlx26.core.spec_bench import embed, select
 from mlx26.core.spec_bench.prompts import Prompt, embedded_pool, from_records
+
 from tests._data import shared_data
 
 pytest.importorskip("sklearn")
