@@ -86,8 +86,8 @@ def register(app: typer.Typer) -> None:
         _threads()
         from mlx26.core.wifi_pose import train as T
 
-        net, info = T.load(model)
         c = W.clips(clips, quiet, layout)
+        net, info = T.load(model)
         data = T.Data.from_clips(c)
         T.check_shape(net, data)
         kp, conf = T.predict(net, data, memory)

@@ -137,6 +137,10 @@ def save(net, path, info: dict) -> None:
 
 
 def load(path):
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        raise InputError(f"checkpoint not found: {path}", "train one with `mlx26 wifi-pose train --save`")
     try:
         ck = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises several types for a non-checkpoint
