@@ -26,15 +26,25 @@ $(DPMIX_DIR)/counts.csv:
 $(DPMIX_DIR)/counts.noisy.csv: $(DPMIX_DIR)/counts.csv
 	$(MLX26) dp-mix noise $< -e 1 -d 1e-5 -s 1 --column count --seed $(SEED) --quiet -o $@ --force
 
+# Secure (snapped, os.urandom) release charged to a budget file of eps 1.5: a second release is refused.
+$(DPMIX_DIR)/counts.secure.csv: $(DPMIX_DIR)/counts.csv
+	$(MLX26) dp-mix budget $(DPMIX_DIR)/budget.json -e 1.5 -d 1e-4 --force > /dev/null
+	$(MLX26) dp-mix noise $< -e 1 -d 1e-5 -s 1 -m gaussian --column count --secure --budget $(DPMIX_DIR)/budget.json \
+	  --quiet -o $@ --force
+	! $(MLX26) dp-mix noise $< -e 1 -d 1e-5 -s 1 -m gaussian --column count --budget $(DPMIX_DIR)/budget.json \
+	  --quiet > /dev/null 2>&1
+
 # Calibrate → verify the σ it returned passes; the noisy file keeps its rows and columns.
-smoke-dp-mix: $(DPMIX_DIR)/calibrated.json $(DPMIX_DIR)/counts.noisy.csv
+smoke-dp-mix: $(DPMIX_DIR)/calibrated.json $(DPMIX_DIR)/counts.noisy.csv $(DPMIX_DIR)/counts.secure.csv
 	sigma=$$($(PY) -c 'import json,sys; print(json.load(open(sys.argv[1]))["sigma"])' $<); \
 	$(MLX26) dp-mix verify --mechanism multi --sigma $$sigma -e 1 -d 1e-5 --format json > /dev/null
 	test "$$(cut -d, -f1 $(DPMIX_DIR)/counts.noisy.csv)" = "$$(cut -d, -f1 $(DPMIX_DIR)/counts.csv)"
-	@echo "smoke-dp-mix: calibrated σ verifies; noisy CSV keeps its shape"
+	test "$$(cut -d, -f1 $(DPMIX_DIR)/counts.secure.csv)" = "$$(cut -d, -f1 $(DPMIX_DIR)/counts.csv)"
+	@echo "smoke-dp-mix: calibrated σ verifies; noisy CSVs keep their shape; the spent budget refuses"
 
 demo-dp-mix:
 	$(MLX26) dp-mix compare -e 4 -d 1e-5 --format table
+	$(MLX26) dp-mix calibrate -e 16 -d 1e-6 -m optimised --format table
 
 $(DPMIX_DIR)/comparison.csv:
 	mkdir -p $(@D)
@@ -44,7 +54,7 @@ reproduce-dp-mix: $(DPMIX_DIR)/comparison.csv
 	@echo "wrote $<"
 
 bench-dp-mix:
-	$(PY) benchmarks/dp_mix.py
+	OMP_NUM_THREADS=1 $(PY) benchmarks/dp_mix.py
 
 # Re-run the (slow, ~15 min) optimisation of the shipped table of optimised lattice mixtures (l1).
 regen-dp-mix-table:
