@@ -29,7 +29,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("simplify", "mlx26.cli.simplify:app", "Rule-based simplification of symbolic expressions (SimpliPy-style)."),
     ("table-decompose", "mlx26.cli.table_decompose:app", "Column/row header trees and cell lineage of complex tables (OHD, Cao et al.)."),
     ("dp-mix", "mlx26.cli.dp_mix:app", "Gaussian-mixture noise for (ε, δ)-DP (Liu, Selvi & Wiesemann, ICML 2026)."),
-    ("rl", "mlx26.cli.rl:app", "Offline RL datasets (OGBench schema) and checkpoint evaluation."),
+    ("rl", "mlx26.cli.rl:app", "Offline RL data (OGBench, D4RL, Minari), eval, sweeps, plots."),
     ("zoo", "mlx26.cli.zoo:app", "Small language models and corpora that mlx26 trains and ships itself."),
     ("llm", "mlx26.cli.llm:app", "LLM backends: chat, an OpenAI-compatible server, token and cost ledgers."),
     ("rpa-distill", "mlx26.cli.rpa_distill:app", "Distil agent trajectories into robust RPA functions (AutoRPA reconstruction)."),
