@@ -58,7 +58,8 @@ METHODS: list[tuple[str, str, str, str]] = [
      "— (ours; task of `train grpo`)"),
     ("fmri", "atlas-free fMRI tokens: dynamic patching, tiny MAE, embeddings, linear probe", "docs/fmri.md",
      "*Omni-fMRI* ([2601.23090](https://arxiv.org/abs/2601.23090))"),
-    ("wifi-pose", "WiFi-Mamba pose estimation", "", ""),
+    ("wifi-pose", "WiFi CSI 3D multi-person pose: csiread I/O, sanitisation, dual-stream selective SSM, ONNX",
+     "docs/wifi-pose.md", "*WiFi-Mamba* (reconstruction; no public code)"),
     ("vuln-games", "capability-seeking RL vulnerability games", "", ""),
 ]
 
