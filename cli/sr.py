@@ -10,8 +10,20 @@ from typing import Annotated
 import typer
 from mlx26.cli import _sr as S
 from mlx26.cli._errors import UsageError, unknown_name
-from mlx26.cli._io import (ForceOpt, FormatOpt, InputFormat, InputFormatOpt, OutputFormat, OutputOpt, QuietOpt,
-                           SeedOpt, check_output, emit, notice, resolve_output_format)
+from mlx26.cli._io import (
+    ForceOpt,
+    FormatOpt,
+    InputFormat,
+    InputFormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    check_output,
+    emit,
+    notice,
+    resolve_output_format,
+)
 from mlx26.core.sr.spec import BASELINES, SUITES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
@@ -83,16 +95,16 @@ def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to 
     Examples:
       mlx26 sr train --save sr-model --steps 4 --pool 200 --force -q
     """
-    import sys
     from pathlib import Path
 
     check_output(output, force)
     if Path(save).exists() and not force:
         raise UsageError(f"{save} exists", "pass --force to replace it")
     S.deps()
-    from mlx26.core.sr.train import TrainConfig, save as save_model, train
+    from mlx26.core.sr.train import TrainConfig, train
+    from mlx26.core.sr.train import save as save_model
 
-    cmd = "mlx26 sr " + " ".join(sys.argv[2:]) if len(sys.argv) > 2 else "mlx26 sr train"
+    cmd = f"mlx26 sr train --steps {steps} --batch {batch} --lr {lr} --pool {pool} --seed {seed} --save {save}"
     model, manifest = train(TrainConfig(steps=steps, batch=batch, lr=lr, pool=pool, seed=seed),
                             log=None if quiet else lambda m: notice(f"sr train: {m}"), command=cmd)
     save_model(model, manifest, Path(save))

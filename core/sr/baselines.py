@@ -17,7 +17,7 @@ import numpy as np
 
 BUDGETS = {  # (gplearn population, generations), (operon population, generations)
     "tiny": ((100, 3), (100, 5)),
-    "small": ((1000, 10), (1000, 100)),
+    "small": ((500, 10), (1000, 100)),
 }
 
 _GP_MAP = {"add": ["+"], "sub": ["-"], "mul": ["*"], "div": ["/"], "sqrt": ["sqrt", "abs"], "log": ["log", "abs"],

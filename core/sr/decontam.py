@@ -28,6 +28,8 @@ from collections.abc import Iterable
 class TestSetIndex:
     """Hash index of test skeletons; ``contaminated(prefix)`` is an O(1) look-up per training skeleton."""
 
+    __test__ = False  # not a pytest class
+
     def __init__(self, test_expressions: Iterable, mode: str = "sound", seed: int = 0, use_equiv: bool = False):
         from mlx26.core.simplify import Decontaminator
         from mlx26.core.simplify.parse import parse_any, tree_to_prefix

@@ -28,7 +28,7 @@ def test_nguyen_formulas_match_published_values():
 
 def test_suite_points_lie_in_the_published_ranges():
     probs = E.suite_problems("nguyen", seed=0)
-    for (name, truth, Xtr, ytr, Xte, yte), q in zip(probs, suite("nguyen"), strict=True):
+    for (_name, _truth, Xtr, _ytr, Xte, _yte), q in zip(probs, suite("nguyen"), strict=True):
         assert Xtr.shape == (20, q.n_vars) and Xte.shape == (20, q.n_vars)
         assert Xtr.min() >= q.low and Xtr.max() <= q.high
         assert not np.allclose(Xtr, Xte)
