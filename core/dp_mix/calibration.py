@@ -400,3 +400,8 @@ def verify(
     """
     v = verify_detail(mechanism, sigma, eps, delta, sensitivity, K)
     return v.delta, v.worst_shift, v.passed
+
+
+# public names for the optimiser in :mod:`.optimise` (same functions)
+calibrate_mixture = _calibrate_mixture
+multi_sigma_guess = _multi_sigma_guess

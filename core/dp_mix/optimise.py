@@ -38,7 +38,7 @@ from mlx26.core.common.errors import InputError, RunFailure
 from scipy.optimize import minimize_scalar
 from scipy.special import ndtr
 
-from .calibration import Mechanism, _calibrate_mixture, _multi_sigma_guess, calibrate
+from .calibration import Mechanism, calibrate, calibrate_mixture, multi_sigma_guess
 from .mixture import Mixture
 from .params import AUTO_K_ETA, validate_params
 from .profile import certified_max
@@ -101,8 +101,8 @@ def calibrate_lattice(eps: float, delta: float, factor: float, m: int, max_round
     def build(s: float) -> Mixture:
         return lattice_mixture(s, eps, factor, m, K)
 
-    sigma0 = _multi_sigma_guess(eps, delta) / m
-    sig, res, _ = _calibrate_mixture(build, eps, delta, sigma0, max_rounds=max_rounds)
+    sigma0 = multi_sigma_guess(eps, delta) / m
+    sig, res, _ = calibrate_mixture(build, eps, delta, sigma0, max_rounds=max_rounds)
     return sig, res, K
 
 

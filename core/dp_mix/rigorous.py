@@ -29,7 +29,6 @@ components are not handled.
 from __future__ import annotations
 
 import heapq
-import math
 import time
 from dataclasses import dataclass
 
