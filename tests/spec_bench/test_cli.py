@@ -89,7 +89,8 @@ def test_llm_serve_draft_needs_a_local_target(run_cli):
 
 
 def test_subprocess_entry_point(subprocess_env, tmp_path):
-    proc = subprocess.run(["mlx26", "spec-bench", "select", "--embedder", "tfidf", "-n", "2", "--format", "csv",
-                           "-q"], capture_output=True, text=True, env=subprocess_env, cwd=tmp_path, timeout=300)
+    proc = subprocess.run(["mlx26", "spec-bench", "select", "-", "--embedder", "tfidf", "-n", "1", "--format", "csv",
+                           "-q"], input=LINES, capture_output=True, text=True, env=subprocess_env, cwd=tmp_path,
+                          timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith("category,")
