@@ -1,11 +1,14 @@
 """Omni-fMRI benchmark (arXiv 2601.23090): dynamic vs uniform vs random patching, side by side, one run.
 
-    python benchmarks/fmri.py [--steps 200] [--seed 0]      # make bench-fmri
+    python benchmarks/fmri.py [--steps 200] [--seeds 0 1 2] [--json out.json]      # make bench-fmri
 
-On SYNTHETIC data (mlx26.core.fmri.synth: 8 subjects x 64 frames, 32^3, 8-frame clips): tokens per clip,
-the tokeniser's reconstruction SSE (random = same token count as dynamic), MAE pretraining time, held-out
-masked-reconstruction MSE vs the mean predictor, and linear-probe accuracy (pretrained vs random init) for
-subject identity and task/rest. Prints ratios against uniform (the anchor) and the core count.
+SYNTHETIC data only (mlx26.core.fmri.synth). Part 1, per seed (new data and init) at 32^3 (6 subjects x 48
+frames, 8-frame clips): tokens per clip, the tokeniser's reconstruction SSE (random = same token count as
+dynamic), MAE pretraining CPU time, held-out masked-reconstruction MSE vs the mean predictor, linear-probe
+balanced accuracy (pretrained vs random init) for subject identity (held-out clips) and task/rest (held-out
+subjects); mean +- sd over seeds. Part 2: pretraining CPU time dynamic vs uniform on larger clips (64^3), in
+this process, interleaved, several rounds, at the paper's tau (--timing-tau 0.25 0.5 adds the public visualiser's).
+Ratios against uniform (the anchor).
 """
 
 from __future__ import annotations
@@ -17,48 +20,68 @@ import sys
 import time
 
 
+def _pm(s: dict, key: str, fmt: str = ".3f") -> str:
+    return f"{s[key]:{fmt}} ± {s[key + '_sd']:{fmt}}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--subjects", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=120)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--subjects", type=int, default=6)
+    ap.add_argument("--frames", type=int, default=48)
+    ap.add_argument("--timing-size", type=int, default=64)
+    ap.add_argument("--timing-steps", type=int, default=10)
+    ap.add_argument("--timing-repeats", type=int, default=6)
+    ap.add_argument("--timing-tau", type=float, nargs="+", default=[0.25])
     ap.add_argument("--json", help="also write the records to this JSON file")
     args = ap.parse_args(argv)
     import torch
     from mlx26.core.fmri import bench
 
-    torch.set_num_threads(1)  # a shared 2-core machine: one thread keeps the three runs comparable
+    torch.set_num_threads(1)  # a shared 2-core machine: one thread keeps the runs comparable
+    log = lambda m: print(f"  {m}", file=sys.stderr, flush=True)  # noqa: E731
     t0 = time.perf_counter()
-    recs = bench.compare(steps=args.steps, seed=args.seed, subjects=args.subjects,
-                         log=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-    by = {r["patching"]: r for r in recs}
-    u, d, r = by["uniform"], by["dynamic"], by["random"]
-    print(f"fmri benchmark — SYNTHETIC data, {recs[0]['clips']} clips, {args.steps} steps, seed {args.seed}, "
-          f"{os.cpu_count()} cores, torch threads 1, {time.perf_counter() - t0:.0f} s total")
-    cols = ["tokens_per_clip", "reconstruction_sse", "train_seconds", "train_cpu_seconds", "mae_mse", "mean_predictor_mse",
+    recs = bench.compare(steps=args.steps, seeds=tuple(args.seeds), subjects=args.subjects, frames=args.frames,
+                         log=log)
+    summ = bench.summarise(recs)
+    print(f"fmri benchmark — SYNTHETIC data, {recs[0]['clips']} clips of {recs[0]['size']}^3 per seed, "
+          f"{args.steps} steps, seeds {args.seeds}, {os.cpu_count()} cores, torch threads 1")
+    cols = ["tokens_per_clip", "reconstruction_sse", "train_cpu_seconds", "mae_mse", "mean_predictor_mse",
             "probe_subject_pretrained", "probe_subject_random_init", "probe_condition_pretrained",
             "probe_condition_random_init"]
-    short = ["tokens/clip", "tokenizer_SSE", "train_wall_s", "train_cpu_s", "MAE_MSE", "mean_pred_MSE",
-             "subj_pretrain", "subj_random", "cond_pretrain", "cond_random"]
-    print("patching  " + "  ".join(f"{c:>14}" for c in short))
+    short = ["tokens/clip", "tokenizer_SSE", "train_cpu_s", "MAE_MSE", "mean_pred_MSE", "subj_pretrain",
+             "subj_random", "cond_pretrain", "cond_random"]
+    print("patching (mean over seeds)  " + "  ".join(f"{c:>13}" for c in short))
     for name in ("dynamic", "uniform", "random"):
-        print(f"{name:9} " + "  ".join(f"{by[name][c]:>14.4g}" for c in cols))
-    print("ratios (SYNTHETIC):")
-    print(f"  dynamic / uniform tokens          {d['tokens_per_clip'] / u['tokens_per_clip']:.3f}   (claim <= 0.85)")
-    print(f"  dynamic / random tokeniser SSE    {d['reconstruction_sse'] / r['reconstruction_sse']:.3f}   "
-          f"(equal token count; claim < 0.5)")
-    print(f"  dynamic / uniform MAE MSE         {d['mae_mse'] / u['mae_mse']:.3f}   (claim <= 1.10; relative to the "
-          f"mean predictor {(d['mae_mse'] / d['mean_predictor_mse']) / (u['mae_mse'] / u['mean_predictor_mse']):.3f})")
-    print(f"  dynamic / uniform train CPU time  {d['train_cpu_seconds'] / u['train_cpu_seconds']:.3f}   (claim < 1; "
-          f"wall {d['train_seconds'] / u['train_seconds']:.3f}, noisy on a shared machine)")
+        print(f"{name:27} " + "  ".join(f"{summ[name][c]:>13.4g}" for c in cols))
+    d, u, r = summ["dynamic"], summ["uniform"], summ["random"]
+    print("ratios (SYNTHETIC; mean ± sd over seeds):")
+    print(f"  dynamic / uniform tokens        {_pm(d, 'token_ratio')}   (claim <= 0.85)")
+    sse = [a["reconstruction_sse"] / b["reconstruction_sse"] for a, b in
+           zip([x for x in recs if x["patching"] == "dynamic"], [x for x in recs if x["patching"] == "random"], strict=True)]
+    print(f"  dynamic / random tokeniser SSE  {sum(sse) / len(sse):.3f}   (equal token count; claim < 0.5)")
+    print(f"  dynamic / uniform MAE MSE       {_pm(d, 'mae_ratio')}   (claim <= 1.10; same voxels)")
+    print(f"  random  / uniform MAE MSE       {_pm(r, 'mae_ratio')}")
+    print(f"  dynamic / uniform train CPU     {_pm(d, 'time_ratio')}   (sequential runs at {recs[0]['size']}^3)")
     for name in ("dynamic", "uniform", "random"):
-        print(f"  {name:8} MAE MSE / mean predictor  {by[name]['mae_mse'] / by[name]['mean_predictor_mse']:.3f}   "
-              f"(claim < 1)")
-        print(f"  {name:8} probe gain, subject {by[name]['probe_subject_gain_points']:+.1f} pts, "
-              f"condition {by[name]['probe_condition_gain_points']:+.1f} pts   (claim >= +10 on a task)")
+        s = summ[name]
+        print(f"  {name:8} MAE MSE / mean predictor {s['mae_mse'] / s['mean_predictor_mse']:.3f}; probe gain "
+              f"subject {_pm(s, 'probe_subject_gain_points', '+.1f')} pts, task-vs-rest "
+              f"{_pm(s, 'probe_condition_gain_points', '+.1f')} pts (claim >= +10; chance "
+              f"{s['probe_condition_chance']:.2f})")
+    timings = []
+    for tau in args.timing_tau:
+        t = bench.timing(size=args.timing_size, steps=args.timing_steps, repeats=args.timing_repeats, tau=tau, log=log)
+        timings.append(t)
+        print(f"timing {t['size']}^3 (SYNTHETIC, {t['clips']} clips, tau {tau}): tokens {t['tokens_dynamic']:.0f} vs "
+              f"{t['tokens_uniform']:.0f} (ratio {t['token_ratio']:.3f}); train CPU dynamic/uniform median "
+              f"{t['time_ratio_median']:.3f}, per round {t['time_ratio_mean']:.3f} ± {t['time_ratio_sd']:.3f}, "
+              f"dynamic faster in {t['rounds_dynamic_faster']}/{t['repeats']} rounds")
+    print(f"total {time.perf_counter() - t0:.0f} s")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(recs, f, indent=1)
+            json.dump({"runs": recs, "summary": summ, "timing": timings}, f, indent=1)
     return 0
 
 

@@ -87,6 +87,13 @@ def clips(source: str, quiet: bool, *, frames: int = 0, zscore: bool = True, tr_
     return np.stack(out), {"synthetic": synthetic}
 
 
+def no_foreground(empty: list[int], total: int, bg: float, quiet: bool) -> None:
+    """Warn (not fail) when clips have no voxel above the background threshold: 0 tokens follow."""
+    which = "every clip" if len(empty) == total else f"clips {', '.join(map(str, empty[:5]))}{' …' if len(empty) > 5 else ''}"
+    notice(f"fmri: warning: {which} of {total} has no voxel with |x| > {bg:g} (an all-zero or constant volume? "
+           "a z-scored constant is 0): 0 tokens", quiet)
+
+
 def tag(meta) -> dict:
     """``{"data": "SYNTHETIC"}`` for clips made by ``fmri synth`` (a bool or a clips-NPZ dict), else ``{}``."""
     flag = meta.get("synthetic", False) if isinstance(meta, dict) else meta

@@ -73,6 +73,7 @@ def register(app: typer.Typer) -> None:
 
         net, s, _ = train.load(model)
         x, meta = F.clips(clips, quiet)
+        train.check_clips(net, x, model)
         emb = train.embed(net, train.prepare(x, s))
         F.write_npz(npz, embeddings=emb, **{k: v for k, v in meta.items() if k in (*PROBE_LABELS, "synthetic")})
         emit({**F.tag(meta), "clips": int(len(emb)), "dim": int(emb.shape[1]), "npz": npz}, output, fmt, force=force,
@@ -81,7 +82,7 @@ def register(app: typer.Typer) -> None:
     @app.command("probe")
     def probe_cmd(clips: F.ClipsArg, model: F.ModelOpt, label: LabelOpt = "condition", seed: SeedOpt = 0,
                   output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
-        """Linear probe (logistic regression, stratified k-fold): pretrained vs the same encoder at random init.
+        """Linear probe (balanced logistic regression, C by inner CV; held-out subjects unless --label subject).
 
         \b
         Examples:
@@ -96,22 +97,27 @@ def register(app: typer.Typer) -> None:
 
         net, s, _ = train.load(model)
         x, meta = F.clips(clips, quiet)
+        train.check_clips(net, x, model)
         y = _label(meta, label)
+        groups = meta.get("subject") if label != "subject" and len(set(meta.get("subject", []))) > 1 else None
         ts = train.prepare(x, s)
-        pre = train.probe(train.embed(net, ts), y, seed)
+        pre = train.probe(train.embed(net, ts), y, seed, groups=groups)
         rnd = train.probe(train.embed(train.build_model(x.shape[1], s, dim=net.config["dim"],
-                                                        depth=net.config["depth"], seed=seed), ts), y, seed)
+                                                        depth=net.config["depth"], seed=seed), ts), y, seed,
+                          groups=groups)
         emit({**F.tag(meta), "label": label, "probe_pretrained": pre["accuracy"], "probe_random_init": rnd["accuracy"],
               "gain_points": 100 * (pre["accuracy"] - rnd["accuracy"]), "chance": pre["chance"],
+              "metric": pre["metric"], "held_out": "subjects" if groups is not None else "clips",
               "folds": pre["folds"], "clips": pre["n"], "seed": seed}, output, fmt, force=force, title="fmri probe")
 
     @app.command("bench")
-    def bench_cmd(steps: F.STEPS = 200, subjects: Annotated[int, typer.Option("--subjects", min=2)] = 8,
-                  frames: Annotated[int, typer.Option("--frames", help="Frames per run.", min=8)] = 64,
+    def bench_cmd(steps: F.STEPS = 120, subjects: Annotated[int, typer.Option("--subjects", min=2)] = 6,
+                  frames: Annotated[int, typer.Option("--frames", help="Frames per run.", min=8)] = 48,
                   size: Annotated[int, typer.Option("--size", min=8)] = 32, tau: F.TauOpt = TAU_PAPER,
                   bg: F.BgOpt = BG_PAPER, label: Annotated[list[str] | None, typer.Option(
                       "--label", help="Probe target(s), repeatable (default subject, condition).")] = None,
-                  seed: SeedOpt = 0,
+                  seed: SeedOpt = 0, seeds: Annotated[int, typer.Option(
+                      "--seeds", help="Repeat with seeds SEED..SEED+N-1 (new data and init each).", min=1)] = 1,
                   output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """Dynamic vs uniform vs random patching on SYNTHETIC data: tokens, SSE, train time, MAE MSE, probe.
 
@@ -128,7 +134,8 @@ def register(app: typer.Typer) -> None:
                 raise unknown_name("label", one, PROBE_LABELS)
         from mlx26.core.fmri import bench
 
-        recs = bench.compare(subjects=subjects, frames=frames, size=size, steps=steps, tau=tau, bg=bg, seed=seed,
+        recs = bench.compare(subjects=subjects, frames=frames, size=size, steps=steps, tau=tau, bg=bg,
+                             seeds=tuple(range(seed, seed + seeds)),
                              labels=labels,
                              log=None if quiet else lambda m: notice(f"fmri bench: {m}"))
         emit(recs, output, fmt, force=force, title="fmri bench (SYNTHETIC)")

@@ -85,10 +85,14 @@ def preprocess_cmd(input: F.SourceArg, npz: Annotated[str, typer.Option("--npz",
       mlx26 fmri preprocess data --npz clips.npz --size 32 --frames 8 --force
     """
     F.start(output, force, npz)
+    import numpy as np
     from mlx26.core.fmri import preprocess
 
     res = preprocess.preprocess(F.volumes(input, tr_in, quiet), size=size, frames=frames, voxel=voxel, tr=tr,
                                 zscore=zscore)
+    empty = [i for i, c in enumerate(res.clips) if not np.abs(c).max(initial=0) > BG_PAPER]
+    if empty:
+        F.no_foreground(empty, len(res.clips), BG_PAPER, quiet)
     F.write_npz(npz, clips=res.clips, tr=res.tr, voxel=res.voxel, synthetic=res.synthetic, **res.labels)
     emit({**F.tag(res.synthetic), "clips": int(res.clips.shape[0]), "shape": list(res.clips.shape[1:]), "tr": res.tr, "voxel_mm": res.voxel,
           "labels": sorted(res.labels), "warnings": len(res.warnings), "npz": npz}, output, fmt, force=force,
@@ -116,6 +120,9 @@ def tokenize_cmd(input: F.SourceArg, tau: F.TauOpt = TAU_PAPER, bg: F.BgOpt = BG
     x, meta = F.clips(input, quiet, frames=frames, zscore=zscore, tr_in=tr_in)
     toks = [P.tokenize(c, P.Settings(**{**s.as_dict(), "seed": seed + i})) for i, c in enumerate(x)]
     recs = [{**F.tag(meta), "clip": i, **t.summary()} for i, t in enumerate(toks)]
+    empty = [r["clip"] for r in recs if not r["foreground_voxels"]]
+    if empty:
+        F.no_foreground(empty, len(recs), bg, quiet)
     if npz:
         arrays = {f"clip{i}_coords_{p}": t.coords(k) for i, t in enumerate(toks) for k, p in enumerate(t.sizes)}
         F.write_npz(npz, sizes=np.array(toks[0].sizes), **arrays)

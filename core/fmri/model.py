@@ -1,15 +1,25 @@
 """A tiny dual-path masked autoencoder after Omni-fMRI (arXiv 2601.23090, Sec. "Model"; public code
 ``src/models/patch_embed_3d.py`` / ``mae_model.py`` read for the structure, not copied).
 
+Every clip is a set of foreground fine cells (the (T, 4, 4, 4) patches uniform patching would make);
+a token is one cell (fine) or an 8^3 coarse patch grouping up to 8 of them.
+
 * fine tokens: a linear map of the (T, 4, 4, 4) patch (= ``Conv3d(T, D, 4, stride=4)`` on one patch);
 * coarse tokens: the same map on the 2x-downsampled (T, 8, 8, 8) patch, plus a zero-initialised MLP over
-  the embeddings of its 2x2x2 fine sub-grid (so training starts from the downsampled path alone);
+  the embeddings of its 2x2x2 fine sub-grid (so training starts from the downsampled path alone); a
+  background sub-cell (dropped by the tokeniser) enters as zero input, i.e. the embedding's bias;
 * learned scale embeddings, fixed 3D sinusoidal position of the patch centre;
-* MAE: encoder on the 25 % visible tokens (mask ratio 0.75), a light decoder with mask tokens and one
-  head per scale that predicts the token's voxels at its own resolution (T*4^3 or T*8^3 values).
+* MAE: encoder on the 25 % visible tokens (mask ratio 0.75), a light decoder with mask tokens; masked tokens
+  are reconstructed at full resolution on their foreground fine cells: a fine token through a shared
+  ``D -> T*4^3`` head, a coarse token first split into its 2x2x2 sub-cells (the transpose of the embedding's
+  2x2x2 merge: one zero-initialised ``D x D`` map per sub-position, added to the token) and then the same head.
 
-Reconstructed at CPU scale: the paper's ViT-B (768 wide, 12 deep) with varlen flash attention becomes a
-plain padded ``nn.TransformerEncoder`` of a few layers; the loss is the voxel-averaged MSE on masked tokens.
+Reconstructed: the public code's coarse head is a separate ``D -> T*8^3`` linear layer over the whole coarse
+patch, background included; here the coarse head is factored through the fine head and only foreground cells
+are targets, so every patching reconstructs the same voxels and the voxel work (embedding + head) is the same
+for every patching; only the transformer's work depends on the token count, which is the paper's point.
+At CPU scale the paper's ViT-B (768 wide, 12 deep) with varlen flash attention becomes a plain padded
+``nn.TransformerEncoder`` of a few layers; the loss is the voxel-averaged MSE on masked tokens' cells.
 """
 
 from __future__ import annotations
@@ -37,6 +47,10 @@ def _stack(dim: int, depth: int, heads: int) -> nn.TransformerEncoder:
 
 
 class DualPathMAE(nn.Module):
+    """Batches (``train.collate``): ``inp`` (B, N, T p^3) token inputs, ``pos`` (B, N, 3), ``scale`` (B, N)
+    (-1 = padding), ``cells`` (B, M, T p^3) the foreground fine cells, ``cell_tok`` (B, M) the token of each cell
+    (-1 = padding) and ``cell_sub`` (B, M) its sub-position 0..7 inside a coarse token (-1 for a fine token)."""
+
     def __init__(self, frames: int, patch: int = 4, dim: int = 64, depth: int = 2, heads: int = 4,
                  dec_dim: int = 64, dec_depth: int = 1, scales: int = 2):
         super().__init__()
@@ -55,26 +69,22 @@ class DualPathMAE(nn.Module):
         self.mask_token = nn.Parameter(torch.zeros(dec_dim))
         self.dec_scale = nn.Parameter(torch.zeros(scales, dec_dim))
         self.decoder = _stack(dec_dim, dec_depth, heads)
-        self.heads = nn.ModuleList(nn.Linear(dec_dim, frames * (patch * 2 ** s) ** 3) for s in range(scales))
+        self.split = nn.Parameter(torch.zeros(8, dec_dim, dec_dim))  # coarse token -> its 8 sub-cells
+        self.head = nn.Linear(dec_dim, n_in)
         nn.init.normal_(self.mask_token, std=0.02)
-
-    def sub_grid(self, full: torch.Tensor) -> torch.Tensor:
-        """(…, T*(2p)^3) coarse patches → (…, 8, T*p^3) fine sub-patches at full resolution."""
-        t, p = self.config["frames"], self.config["patch"]
-        lead = full.shape[:-1]
-        a = full.reshape(*lead, t, 2, p, 2, p, 2, p)
-        n = len(lead)
-        a = a.permute(*range(n), n + 1, n + 3, n + 5, n, n + 2, n + 4, n + 6)
-        return a.reshape(*lead, 8, t * p ** 3)
 
     def tokens(self, batch: dict) -> torch.Tensor:
         x = self.embed(batch["inp"])  # (B, N, D)
-        cv = batch["coarse_valid"]
-        if cv.any():
-            sub = self.embed(self.sub_grid(batch["coarse"][cv]))  # (n, 8, D)
+        coarse = batch["scale"] == 1
+        if coarse.any():
+            cid = torch.full(coarse.shape, -1, dtype=torch.long)
+            cid[coarse] = torch.arange(int(coarse.sum()))
+            sub = self.embed.bias.expand(int(coarse.sum()), 8, x.shape[-1]).clone()
+            cc = batch["cell_sub"] >= 0
+            b_idx = torch.arange(x.shape[0]).unsqueeze(1).expand_as(cc)[cc]
+            sub[cid[b_idx, batch["cell_tok"][cc]], batch["cell_sub"][cc]] = self.embed(batch["cells"][cc])
             extra = torch.zeros_like(x)
-            b_idx = torch.arange(x.shape[0]).unsqueeze(1).expand_as(cv)[cv]
-            extra[b_idx, batch["coarse_index"][cv]] = self.sub_mlp(sub.flatten(1))
+            extra[coarse] = self.sub_mlp(sub.flatten(1))
             x = x + extra
         scale = batch["scale"].clamp(min=0)
         return x + self.scale_embed[scale] + sincos(batch["pos"], x.shape[-1])
@@ -108,20 +118,23 @@ class DualPathMAE(nn.Module):
         dec = self.decoder(full, src_key_padding_mask=~valid)
         masked = valid.clone()
         masked.scatter_(1, keep_idx, ~keep_ok & masked.gather(1, keep_idx))
-        sel = masked & (batch["scale"] == 0)
-        pred = self.heads[0](dec[sel])
-        target = batch["inp"][sel]
+        tok = batch["cell_tok"]
+        sel = (tok >= 0) & masked.gather(1, tok.clamp(min=0))
+        b_idx = torch.arange(B).unsqueeze(1).expand_as(tok)[sel]
+        h = dec[b_idx, tok[sel]]
+        sub = batch["cell_sub"][sel]
+        co = sub >= 0
+        if co.any():  # split each masked coarse token once (few tokens), then pick each cell's sub-position
+            ct = (batch["scale"] == 1) & masked
+            cid = torch.full((B, N), -1, dtype=torch.long)
+            cid[ct] = torch.arange(int(ct.sum()))
+            parts = torch.einsum("kd,jde->kje", dec[ct], self.split)  # (K, 8, D)
+            delta = torch.zeros_like(h)
+            delta[co] = parts[cid[b_idx[co], tok[sel][co]], sub[co]]
+            h = h + delta
+        pred = self.head(h)
+        target = batch["cells"][sel]
         sse = ((pred - target) ** 2).sum()
         base = ((target - batch["mean"]) ** 2).sum()
         count = target.numel()
-        cv = batch["coarse_valid"]
-        if len(self.heads) > 1 and cv.any():
-            cm = masked.gather(1, batch["coarse_index"]) & cv
-            if cm.any():
-                b_idx = torch.arange(B).unsqueeze(1).expand_as(cm)[cm]
-                pred = self.heads[1](dec[b_idx, batch["coarse_index"][cm]])
-                target = batch["coarse"][cm]
-                sse = sse + ((pred - target) ** 2).sum()
-                base = base + ((target - batch["mean"]) ** 2).sum()
-                count += target.numel()
         return sse / max(count, 1), base / max(count, 1), count

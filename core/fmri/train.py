@@ -1,11 +1,12 @@
 """Pretraining, embeddings and the linear probe of Omni-fMRI at CPU scale (arXiv 2601.23090).
 
-``prepare`` tokenises every clip once (numpy, :mod:`.patching`) into the per-token arrays the model eats:
-the fine-resolution input (a fine patch, or a coarse patch 2x-pooled), the coarse patch's fine sub-grid,
-the patch centre, the scale and the reconstruction target at the token's own resolution. ``pretrain``
-runs the masked-autoencoder objective with AdamW; ``embed`` mean-pools the encoder over all tokens;
-``probe`` fits scikit-learn's logistic regression on embeddings (stratified k-fold accuracy), and the
-random-init control is the same architecture, seeded, untrained.
+``prepare`` tokenises every clip once (numpy, :mod:`.patching`) into what the model eats: per token the
+fine-resolution input (a fine patch, or a coarse patch 2x-pooled), centre and scale; per clip its foreground
+fine cells (the reconstruction targets, the same for every patching) with their token and sub-position.
+``pretrain`` runs the masked-autoencoder objective with AdamW; ``embed`` mean-pools the encoder over all
+tokens (a clip's frames are its channels, so this pools over space and time); ``probe`` is the usual
+linear-probe protocol (standardised features, class-balanced logistic regression, C chosen by inner CV,
+balanced accuracy, optionally held-out subjects), against the same architecture seeded and untrained.
 """
 
 from __future__ import annotations
@@ -16,26 +17,65 @@ from dataclasses import dataclass
 import numpy as np
 from mlx26.core.common.errors import InputError, RunFailure
 
-from .patching import Settings, patch_arrays, tokenize
+from .patching import Settings, pad_to, tokenize
 from .spec import MASK_RATIO
+
+FORMAT = "mlx26-fmri-mae-2"  # 2: factored coarse head over foreground fine cells
 
 
 @dataclass
 class TokenSet:
-    """Padded per-clip token tensors: inp (C, N, T p^3) fine-resolution inputs (a fine patch, or a coarse
-    patch 2x-pooled), pos (C, N, 3) centres, scale (C, N) (-1 = padding), coarse (C, K, T (2p)^3) the
-    coarse patches at full resolution with coarse_index (C, K) their position in the sequence."""
+    """Padded per-clip tensors (see :class:`.model.DualPathMAE`): tokens ``inp`` (C, N, T p^3) (a fine patch,
+    or a coarse patch 2x-pooled), ``pos`` (C, N, 3) centres, ``scale`` (C, N) (-1 = padding); the clip's
+    foreground fine cells ``cells`` (C, M, T p^3) with ``cell_tok`` (C, M) their token and ``cell_sub``
+    (C, M) their sub-position in a coarse token (-1: a fine token's own cell). ``n_cells`` per clip equals
+    the uniform token count for every patching."""
 
     data: dict
     frames: int
     settings: Settings
     counts: list[int]
     mean: float
+    n_cells: list[int] | None = None
+
+
+_SUB = np.array([(a, b, c) for a in (0, 1) for b in (0, 1) for c in (0, 1)])  # sub-position j = 4a + 2b + c
 
 
 def _pool2(a: np.ndarray) -> np.ndarray:
     n, t, p = a.shape[0], a.shape[1], a.shape[2]
     return a.reshape(n, t, p // 2, 2, p // 2, 2, p // 2, 2).mean(axis=(3, 5, 7))
+
+
+def clip_tokens(x: np.ndarray, settings: Settings) -> dict:
+    """One clip's tokens and foreground fine cells (numpy)."""
+    tok = tokenize(x, settings)
+    t, p = x.shape[0], settings.patch
+    f = t * p ** 3
+    xp = pad_to(x, tok.sizes[-1])
+    grid = tuple(n // p for n in xp.shape[1:])
+    cells = xp.reshape(t, grid[0], p, grid[1], p, grid[2], p).transpose(1, 3, 5, 0, 2, 4, 6).reshape(*grid, f)
+    peak = pad_to(np.abs(x).max(axis=0)[None], tok.sizes[-1])[0]
+    fg = peak.reshape(grid[0], p, grid[1], p, grid[2], p).max(axis=(1, 3, 5)) > settings.bg
+    fine = np.argwhere(tok.grids[0])
+    inp, pos = [cells[tuple(fine.T)]], [fine * p + p / 2]
+    cell_data, cell_tok, cell_sub = [inp[0]], [np.arange(len(fine))], [np.full(len(fine), -1)]
+    n_coarse = 0
+    if len(tok.grids) > 1 and tok.grids[1].any():
+        coarse = np.argwhere(tok.grids[1])
+        n_coarse = len(coarse)
+        blocks = xp.reshape(t, grid[0] // 2, 2 * p, grid[1] // 2, 2 * p, grid[2] // 2, 2 * p).transpose(1, 3, 5, 0, 2, 4, 6)
+        inp.append(_pool2(blocks[tuple(coarse.T)]).reshape(n_coarse, f))
+        pos.append(coarse * 2 * p + p)
+        child = 2 * coarse[:, None, :] + _SUB[None]  # (K, 8, 3) fine-grid cells of each coarse patch
+        keep = fg[tuple(child.reshape(-1, 3).T)].reshape(n_coarse, 8)
+        k_idx, j_idx = np.nonzero(keep)
+        cell_data.append(cells[tuple(child[k_idx, j_idx].T)])
+        cell_tok.append(len(fine) + k_idx)
+        cell_sub.append(j_idx)
+    return {"inp": np.concatenate(inp).astype(np.float32), "pos": np.concatenate(pos).astype(np.float32),
+            "n_fine": len(fine), "n_coarse": n_coarse, "cells": np.concatenate(cell_data).astype(np.float32),
+            "cell_tok": np.concatenate(cell_tok), "cell_sub": np.concatenate(cell_sub)}
 
 
 def prepare(clips: np.ndarray, settings: Settings) -> TokenSet:
@@ -44,33 +84,25 @@ def prepare(clips: np.ndarray, settings: Settings) -> TokenSet:
     if settings.scales > 2:
         raise InputError("the model supports 1 or 2 scales (fine 4^3 + coarse 8^3)", "use --scales 2")
     n, t = clips.shape[:2]
-    p = settings.patch
-    per, counts, total, nvox = [], [], 0.0, 0
-    for i in range(n):
-        tok = tokenize(clips[i], Settings(**{**settings.as_dict(), "seed": settings.seed + i}))
-        arrays = patch_arrays(clips[i], tok)
-        fine = arrays[0]
-        coarse = arrays[1] if len(arrays) > 1 else np.zeros((0, t, 2 * p, 2 * p, 2 * p), np.float32)
-        inp = np.concatenate([fine.reshape(len(fine), t * p ** 3), _pool2(coarse).reshape(len(coarse), t * p ** 3)])
-        pos = np.concatenate([tok.coords(0) + p / 2] + ([tok.coords(1) + p] if len(arrays) > 1 else []))
-        per.append((inp, pos.astype(np.float32), len(fine), coarse.reshape(len(coarse), 8 * t * p ** 3)))
-        counts.append(len(inp))
-        total += float(fine.sum() + coarse.sum())
-        nvox += fine.size + coarse.size
+    per = [clip_tokens(clips[i], Settings(**{**settings.as_dict(), "seed": settings.seed + i})) for i in range(n)]
+    counts = [len(c["inp"]) for c in per]
+    n_cells = [len(c["cells"]) for c in per]
     if not any(counts):
         raise RunFailure("no clip has a foreground token (all-zero input?)", "check the data and --bg")
-    n_max, k_max = max(counts), max(1, max(len(c[3]) for c in per))
-    f = t * p ** 3
+    total = sum(float(c["cells"].sum()) for c in per)
+    nvox = sum(c["cells"].size for c in per)
+    n_max, m_max = max(counts), max(n_cells)
+    f = t * settings.patch ** 3
     data = {"inp": np.zeros((n, n_max, f), np.float32), "pos": np.zeros((n, n_max, 3), np.float32),
-            "scale": np.full((n, n_max), -1, np.int64), "coarse": np.zeros((n, k_max, 8 * f), np.float32),
-            "coarse_index": np.zeros((n, k_max), np.int64), "coarse_valid": np.zeros((n, k_max), bool)}
-    for i, (inp, pos, nf, co) in enumerate(per):
-        m, k = len(inp), len(co)
-        data["inp"][i, :m], data["pos"][i, :m] = inp, pos
-        data["scale"][i, :nf], data["scale"][i, nf:m] = 0, 1
-        data["coarse"][i, :k], data["coarse_index"][i, :k] = co, np.arange(nf, m)
-        data["coarse_valid"][i, :k] = True
-    return TokenSet({k: torch.from_numpy(v) for k, v in data.items()}, t, settings, counts, total / max(nvox, 1))
+            "scale": np.full((n, n_max), -1, np.int64), "cells": np.zeros((n, m_max, f), np.float32),
+            "cell_tok": np.full((n, m_max), -1, np.int64), "cell_sub": np.full((n, m_max), -1, np.int64)}
+    for i, c in enumerate(per):
+        m, k = counts[i], n_cells[i]
+        data["inp"][i, :m], data["pos"][i, :m] = c["inp"], c["pos"]
+        data["scale"][i, :c["n_fine"]], data["scale"][i, c["n_fine"]:m] = 0, 1
+        data["cells"][i, :k], data["cell_tok"][i, :k], data["cell_sub"][i, :k] = c["cells"], c["cell_tok"], c["cell_sub"]
+    return TokenSet({k: torch.from_numpy(v) for k, v in data.items()}, t, settings, counts, total / max(nvox, 1),
+                    n_cells)
 
 
 def collate(ts: TokenSet, idx, mean: float | None = None) -> dict:
@@ -78,9 +110,12 @@ def collate(ts: TokenSet, idx, mean: float | None = None) -> dict:
 
     idx = torch.as_tensor(np.asarray(idx, dtype=np.int64))
     n = int(max(ts.counts[i] for i in idx.tolist()))
+    m = int(max((ts.n_cells or ts.counts)[i] for i in idx.tolist()))
     batch = {k: v[idx] for k, v in ts.data.items()}
     for k in ("inp", "pos", "scale"):
         batch[k] = batch[k][:, :n]
+    for k in ("cells", "cell_tok", "cell_sub"):
+        batch[k] = batch[k][:, :m]
     batch["valid"] = batch["scale"] >= 0
     batch["mean"] = torch.tensor(ts.mean if mean is None else mean)
     return batch
@@ -166,10 +201,15 @@ def embed(model, ts: TokenSet, batch: int = 16) -> np.ndarray:
     return out
 
 
-def probe(features: np.ndarray, labels: np.ndarray, seed: int = 0, folds: int = 5) -> dict:
-    """Stratified k-fold accuracy of a logistic-regression probe on standardised features."""
+C_GRID = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
+
+
+def probe(features: np.ndarray, labels: np.ndarray, seed: int = 0, folds: int = 5, groups=None) -> dict:
+    """Linear probe: standardised clip features, class-balanced logistic regression with C chosen by an inner
+    stratified CV (``C_GRID``), balanced accuracy over outer folds. With ``groups`` (e.g. the subject), the
+    outer folds hold out whole groups (``StratifiedGroupKFold``), otherwise stratified k-fold over clips."""
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.model_selection import GridSearchCV, StratifiedGroupKFold, StratifiedKFold, cross_val_score
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
@@ -178,12 +218,33 @@ def probe(features: np.ndarray, labels: np.ndarray, seed: int = 0, folds: int = 
     if len(classes) < 2:
         raise InputError(f"the probe label has a single class ({classes.tolist()})", "pick another --label")
     k = int(min(folds, counts.min()))
+    if groups is not None:
+        k = min(k, len(np.unique(groups)))
     if k < 2:
-        raise InputError("each class needs at least 2 clips for the probe", "generate more clips")
-    clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, C=1.0))
-    acc = cross_val_score(clf, features, labels, cv=StratifiedKFold(k, shuffle=True, random_state=seed))
+        raise InputError("each class needs at least 2 clips (and 2 groups) for the probe", "generate more clips")
+    clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000, class_weight="balanced"))
+    inner = int(min(3, counts.min() - -(-counts.min() // k)))  # smallest class left in a training fold
+    if inner >= 2:
+        clf = GridSearchCV(clf, {"logisticregression__C": list(C_GRID)}, scoring="balanced_accuracy",
+                           cv=StratifiedKFold(inner, shuffle=True, random_state=seed))
+    outer = (StratifiedGroupKFold(k, shuffle=True, random_state=seed) if groups is not None
+             else StratifiedKFold(k, shuffle=True, random_state=seed))
+    import warnings
+
+    with warnings.catch_warnings():  # a small class in an inner fold is expected on tiny data
+        warnings.simplefilter("ignore", UserWarning)
+        acc = cross_val_score(clf, features, labels, groups=groups, cv=outer, scoring="balanced_accuracy")
     return {"accuracy": float(acc.mean()), "accuracy_sd": float(acc.std()), "folds": k,
-            "classes": len(classes), "chance": float(counts.max() / counts.sum()), "n": int(len(labels))}
+            "classes": len(classes), "chance": 1.0 / len(classes), "n": int(len(labels)),
+            "held_out": "groups" if groups is not None else "clips", "metric": "balanced_accuracy"}
+
+
+def check_clips(model, clips: np.ndarray, path: str = "the model") -> None:
+    """A checkpoint embeds clips of its own frame count only (time is the channel axis)."""
+    t = int(model.config["frames"])
+    if clips.shape[1] != t:
+        raise InputError(f"{path} was pretrained on {t}-frame clips; these clips have {clips.shape[1]} frames",
+                         f"preprocess with --frames {t}, or pretrain on these clips")
 
 
 def save(model, path, settings: Settings, info: dict) -> None:
@@ -192,7 +253,7 @@ def save(model, path, settings: Settings, info: dict) -> None:
 
     with atomic_path(path) as tmp:
         torch.save({"state": model.state_dict(), "config": model.config, "settings": settings.as_dict(),
-                    "info": info, "format": "mlx26-fmri-mae-1"}, tmp)
+                    "info": info, "format": FORMAT}, tmp)
 
 
 def load(path):
@@ -208,6 +269,9 @@ def load(path):
     except Exception as exc:
         raise InputError(f"{path}: not an mlx26 fmri checkpoint ({type(exc).__name__})",
                          "pass the output of `mlx26 fmri pretrain`") from exc
+    if ck.get("format") != FORMAT:
+        raise InputError(f"{path}: checkpoint format {ck.get('format')!r}, this version reads {FORMAT!r}",
+                         "re-run `mlx26 fmri pretrain`")
     model = DualPathMAE(**cfg)
     model.load_state_dict(ck["state"])
     return model, Settings(**ck["settings"]), ck.get("info", {})

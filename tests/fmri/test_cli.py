@@ -95,7 +95,25 @@ def test_bench_tiny(run_cli):
 
 def test_all_zero_volume_gives_zero_tokens(run_cli, tmp_path):
     r = run_cli("fmri", "tokenize", _nii(tmp_path / "z.nii", np.zeros((5, 16, 16, 16))), "--format", "json")
-    assert r.code == 0 and json.loads(r.stdout)["tokens"] == 0
+    assert r.code == 0 and json.loads(r.stdout)["tokens"] == 0 and "no voxel with |x| > 0.001" in r.stderr
+    # a constant run z-scores to exactly 0 everywhere: the same warning at preprocess time, no crash
+    r = run_cli("fmri", "preprocess", _nii(tmp_path / "c.nii", np.full((8, 16, 16, 16), 5.0)), "--npz",
+                tmp_path / "c.npz", "--size", "16", "--frames", "8", "--format", "json")
+    assert r.code == 0 and "no voxel" in r.stderr
+    r = run_cli("fmri", "pretrain", tmp_path / "c.npz", "--save", tmp_path / "m.pt", "--steps", "2")
+    assert r.code == 1 and "no clip has a foreground token" in r.stderr and not (tmp_path / "m.pt").exists()
+
+
+def test_checkpoint_on_clips_of_another_length_is_an_input_error(run_cli, clips_npz, tmp_path):
+    m = tmp_path / "m.pt"
+    assert run_cli("fmri", "pretrain", clips_npz, "--save", m, "--steps", "1", "--dim", "16", "-q").code == 0
+    short = tmp_path / "short.npz"
+    with np.load(clips_npz) as f:
+        np.savez(short, clips=f["clips"][:, :4], subject=f["subject"])
+    for cmd in (["embed", short, "--model", m, "--npz", tmp_path / "e.npz"], ["probe", short, "--model", m,
+                                                                              "--label", "subject"]):
+        r = run_cli("fmri", *cmd)
+        assert r.code == 2 and "pretrained on 8-frame clips; these clips have 4 frames" in r.stderr, r.stderr
 
 
 def test_nan_voxels_warn_and_oblique_resamples(run_cli, tmp_path):
