@@ -1,7 +1,7 @@
 """WiFi-Mamba benchmark (reconstruction): WiFi-Mamba ± persistent memory vs the PiW3D-style transformer vs the
 mean pose, at equal width and budget, side by side in one run; then torch vs onnxruntime per frame.
 
-    python benchmarks/wifi_pose.py [--steps 200] [--sequences 96] [--frames 8] [--json out.json]   # make bench-wifi-pose
+    python benchmarks/wifi_pose.py [--steps 200] [--sequences 160] [--frames 6] [--json out.json]   # make bench-wifi-pose
 
 SYNTHETIC data only (mlx26.core.wifi_pose.synth): sequences of 1–3 walking persons, 3 links × 3 antennas ×
 30 subcarriers × 20 packets per frame, split by sequence (75 % train). Every model gets the same steps,
@@ -20,8 +20,8 @@ import time
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--sequences", type=int, default=96)
-    ap.add_argument("--frames", type=int, default=8)
+    ap.add_argument("--sequences", type=int, default=160)
+    ap.add_argument("--frames", type=int, default=6)
     ap.add_argument("--window", type=int, default=3)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)

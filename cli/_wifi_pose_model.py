@@ -130,9 +130,9 @@ def register(app: typer.Typer) -> None:
         emit({"arch": net.kind, **rec}, output, fmt, force=force, title="wifi-pose export")
 
     @app.command("bench")
-    def bench_cmd(steps: StepsOpt = 200, sequences: Annotated[int, typer.Option("--sequences", min=4)] = 40,
-                  frames: Annotated[int, typer.Option("--frames", min=4)] = 16, window: WindowOpt = 4,
-                  batch: BatchOpt = 16, preset: W.PresetOpt = "tiny", seed: SeedOpt = 0, output: OutputOpt = None,
+    def bench_cmd(steps: StepsOpt = 200, sequences: Annotated[int, typer.Option("--sequences", min=4)] = 160,
+                  frames: Annotated[int, typer.Option("--frames", min=2)] = 6, window: WindowOpt = 3,
+                  batch: BatchOpt = 8, preset: W.PresetOpt = "tiny", seed: SeedOpt = 0, output: OutputOpt = None,
                   fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """SYNTHETIC side-by-side at equal width and budget: WiFi-Mamba ± memory vs PiW3D-style vs the mean pose.
 

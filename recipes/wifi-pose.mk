@@ -31,13 +31,13 @@ smoke-wifi-pose:
 demo-wifi-pose:
 	mkdir -p $(WIFI_DIR)
 	$(MLX26) wifi-pose synth $(WIFI_DIR)/clips.npz --sequences 4 --frames 4 --seed $(SEED) --force --format table
-	$(MLX26) wifi-pose train $(WIFI_DIR)/clips.npz --save $(WIFI_DIR)/m.pt --steps 3 --batch 2 --window 2 --seed $(SEED) --force --format table -q
+	$(MLX26) wifi-pose train $(WIFI_DIR)/clips.npz --save $(WIFI_DIR)/m.pt --steps 2 --batch 2 --window 2 --seed $(SEED) --force --format table -q
 	@if $(PY) -c 'import matplotlib' 2>/dev/null; then \
 	  $(MLX26) wifi-pose eval $(WIFI_DIR)/clips.npz --model $(WIFI_DIR)/m.pt --png $(WIFI_DIR)/skeletons.png --force --format table -q; \
 	else echo "demo-wifi-pose: matplotlib is not installed: the PNG is skipped (pip install 'mlx26[wifi]')"; \
 	  $(MLX26) wifi-pose eval $(WIFI_DIR)/clips.npz --model $(WIFI_DIR)/m.pt --format table -q; fi
-	$(MLX26) wifi-pose export --model $(WIFI_DIR)/m.pt --onnx $(WIFI_DIR)/m.onnx --frames 5 --force --format table -q
-	@echo "demo-wifi-pose: SYNTHETIC data, a 3-step model (figures are not meaningful); skeletons in $(WIFI_DIR)/skeletons.png"
+	$(MLX26) wifi-pose export --model $(WIFI_DIR)/m.pt --onnx $(WIFI_DIR)/m.onnx --frames 3 --force --format table -q
+	@echo "demo-wifi-pose: SYNTHETIC data, a 2-step model (figures are not meaningful); skeletons in $(WIFI_DIR)/skeletons.png"
 
 bench-wifi-pose:
 	$(PY) benchmarks/wifi_pose.py --seed $(SEED)

@@ -62,7 +62,7 @@ def peak_memory(ckpt: str, onnx: str, frames: int = 200) -> dict:
     return out
 
 
-def compare(*, steps: int = 200, sequences: int = 40, frames: int = 16, window: int = 4, batch: int = 16,
+def compare(*, steps: int = 200, sequences: int = 160, frames: int = 6, window: int = 3, batch: int = 8,
             preset: str = "tiny", seed: int = 0, lr: float = 3e-3, latency_frames: int = 100, log=None) -> list[dict]:
     clips = synth.generate(sequences=sequences, frames=frames, seed=seed)
     tr, te = T.split_by_sequence(clips, 0.25, seed)
@@ -91,7 +91,6 @@ def compare(*, steps: int = 200, sequences: int = 40, frames: int = 16, window: 
     rows[1]["mpjpe_same_weights_memory_off_mm"] = T.evaluate(mem_net, dte, memory=False)["mpjpe_mm"]
     try:
         import onnxruntime  # noqa: F401
-
         from mlx26.core.wifi_pose import export as E
 
         with tempfile.TemporaryDirectory() as tmp:
@@ -99,10 +98,10 @@ def compare(*, steps: int = 200, sequences: int = 40, frames: int = 16, window: 
             ckpt = str(Path(tmp) / "m.pt")
             E.export_onnx(mem_net, onnx)
             T.save(mem_net, ckpt, {})
-            lat = E.latency(mem_net, onnx, frames=latency_frames, warmup=10)
+            lat = E.latency(mem_net, onnx, frames=latency_frames, warmup=10, baseline=nets["transformer (PiW3D-style)"])
             diff = E.compare(mem_net, onnx)["max_abs_diff"]
             memo = peak_memory(ckpt, onnx, latency_frames)
-        tlat = E.latency_torch_only(nets["transformer (PiW3D-style)"], frames=latency_frames)
+        tlat = lat["baseline_torch_ms_per_frame"]
         rows[1].update({"torch_ms_per_frame": lat["torch_ms_per_frame"], "ort_ms_per_frame":
                         lat["onnxruntime_ms_per_frame"], "ort_speedup_over_torch": lat["speedup_ort_over_torch"],
                         "onnx_max_abs_diff": diff, "state_bytes": int(mem_net.zero_state(1).numel() * 4),

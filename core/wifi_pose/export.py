@@ -13,7 +13,6 @@ import warnings
 
 import numpy as np
 import torch
-
 from mlx26.core.wifi_pose import model as M
 
 
@@ -94,12 +93,14 @@ def compare(net, path, batch: int = 1, seed: int = 1) -> dict:
     return {"max_abs_diff": max(diffs), "per_output": diffs}
 
 
-def latency(net, path, frames: int = 200, warmup: int = 20) -> dict:
-    """Median per-frame latency (batch 1, one thread) of torch and onnxruntime, same inputs, one process."""
+def latency(net, path, frames: int = 200, warmup: int = 20, baseline=None) -> dict:
+    """Median per-frame latency (batch 1, one thread) of torch and onnxruntime, same inputs, one process;
+    with ``baseline`` (another torch model) timed in the same loop, interleaved, so load spikes hit all alike."""
     args = example_inputs(net, 1, 2)
+    base_args = example_inputs(baseline, 1, 2) if baseline is not None else None
     sess = session(path)
     feed = {i.name: a.numpy() for i, a in zip(sess.get_inputs(), args, strict=True)}
-    torch_t, ort_t = [], []
+    torch_t, ort_t, base_t = [], [], []
     with torch.no_grad():
         for i in range(warmup + frames):
             t0 = time.perf_counter()
@@ -107,13 +108,19 @@ def latency(net, path, frames: int = 200, warmup: int = 20) -> dict:
             t1 = time.perf_counter()
             sess.run(None, feed)
             t2 = time.perf_counter()
+            if base_args is not None:
+                baseline(*base_args)
+            t3 = time.perf_counter()
             if i >= warmup:
                 torch_t.append(t1 - t0)
                 ort_t.append(t2 - t1)
+                base_t.append(t3 - t2)
     tm, om = float(np.median(torch_t) * 1e3), float(np.median(ort_t) * 1e3)
-    return {"torch_ms_per_frame": tm, "onnxruntime_ms_per_frame": om, "speedup_ort_over_torch": tm / om,
-            "frames": frames, "torch_threads": torch.get_num_threads()}
-
+    out = {"torch_ms_per_frame": tm, "onnxruntime_ms_per_frame": om, "speedup_ort_over_torch": tm / om,
+           "frames": frames, "torch_threads": torch.get_num_threads()}
+    if base_args is not None:
+        out["baseline_torch_ms_per_frame"] = float(np.median(base_t) * 1e3)
+    return out
 
 def latency_torch_only(net, frames: int = 100, warmup: int = 10) -> float:
     """Median torch ms per frame (batch 1) for a model that is not exported (the baseline)."""

@@ -19,9 +19,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.wifi_pose.spec import AXES, INTEL5300_SUBCARRIERS, JOINTS, PIW3D_LAYOUT
 
@@ -36,7 +36,7 @@ class Walk:
     first_bad_offset: int | None  # byte offset of the first record that runs past the end or is malformed
 
 
-def walk_records(path: str | Path, chip: str, endian: str = "little") -> Walk:
+def walk_records(path: str | Path, chip: str, endian: Literal["little", "big"] = "little") -> Walk:
     """Count the length-prefixed records of a capture without decoding CSI (an independent packet count).
 
     Intel 5300: [u16 big-endian length][code][length-1 bytes], CSI records have code 0xBB and a payload whose
@@ -45,7 +45,7 @@ def walk_records(path: str | Path, chip: str, endian: str = "little") -> Walk:
     """
     buf = Path(path).read_bytes()
     n, off, csi, other, bad = len(buf), 0, 0, 0, None
-    order = "big" if chip == "intel5300" else endian
+    order: Literal["little", "big"] = "big" if chip == "intel5300" else endian
     while off < n:
         if off + 2 > n:
             bad = off
@@ -113,7 +113,8 @@ def _quiet_csiread(fn):
         return fn()
 
 
-def read_capture(path: str | Path, chip: str, *, perm: bool = True, endian: str | None = None) -> Capture:
+def read_capture(path: str | Path, chip: str, *, perm: bool = True,
+                 endian: Literal["little", "big"] | None = None) -> Capture:
     """Parse ``path`` with csiread (Intel 5300 or Atheros) and check it against :func:`walk_records`.
 
     csiread is called with the largest antenna counts (3×3) and each packet is cut to its own Nrx×Ntx;

@@ -9,7 +9,6 @@ globally closest unmatched pair; Hungarian minimises the summed cost, so its MPJ
 from __future__ import annotations
 
 import numpy as np
-
 from mlx26.core.wifi_pose.spec import PCK_MM
 
 

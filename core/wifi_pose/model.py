@@ -29,10 +29,9 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import nn
-
 from mlx26.core.wifi_pose import ssm as S
 from mlx26.core.wifi_pose.spec import JOINTS
+from torch import nn
 
 PRESETS = {"tiny": {"dim": 32, "state": 8, "layers": 2, "dec_layers": 1, "heads": 4, "queries": 4},
            "small": {"dim": 64, "state": 16, "layers": 3, "dec_layers": 1, "heads": 4, "queries": 4}}
@@ -127,14 +126,17 @@ class _Base(nn.Module):
         self.cls_head = nn.Linear(d, 1)
         self.queries = nn.Parameter(torch.randn(queries, d) * 0.1)
 
+    def _buf(self, name: str) -> torch.Tensor:
+        return self.get_buffer(name)
+
     def set_normalisation(self, amp, ph, poses) -> None:
         """Per-feature mean/std of the training inputs and the mean pose (absolute, metres)."""
         with torch.no_grad():
-            self.amp_mean.copy_(torch.as_tensor(amp.mean((0, 1))))
-            self.amp_std.copy_(torch.as_tensor(amp.std((0, 1)) + 1e-6))
-            self.ph_mean.copy_(torch.as_tensor(ph.mean((0, 1))))
-            self.ph_std.copy_(torch.as_tensor(ph.std((0, 1)) + 1e-6))
-            self.pose_mean.copy_(torch.as_tensor(np.nanmean(poses.reshape(-1, JOINTS, 3), 0)))
+            self._buf("amp_mean").copy_(torch.as_tensor(amp.mean((0, 1))))
+            self._buf("amp_std").copy_(torch.as_tensor(amp.std((0, 1)) + 1e-6))
+            self._buf("ph_mean").copy_(torch.as_tensor(ph.mean((0, 1))))
+            self._buf("ph_std").copy_(torch.as_tensor(ph.std((0, 1)) + 1e-6))
+            self._buf("pose_mean").copy_(torch.as_tensor(np.nanmean(poses.reshape(-1, JOINTS, 3), 0)))
 
     def _norm(self, amp, ph):
         return (amp - self.amp_mean) / self.amp_std, (ph - self.ph_mean) / self.ph_std
@@ -197,6 +199,7 @@ class WiFiMamba(_Base):
         ctx = self.ctx(torch.cat([h_t[-1, 0].mean(-1), h_t[-1, 1].mean(-1)], -1))
         q = self.queries.unsqueeze(0) + ctx.unsqueeze(1)
         for blk in self.dec:
+            assert isinstance(blk, nn.ModuleDict)
             q = q + blk["att"](blk["n1"](q), tokens, bias)
             q = q + blk["ff"](blk["n2"](q))
         kp, logits = self._heads(q)
@@ -267,9 +270,9 @@ def set_loss(kp, logits, gt, cls_weight: float = 1.0):
     return kp_loss + cls_weight * cls, {"kp_l1_m": float(kp_loss.detach()), "cls": float(cls.detach())}
 
 
-def analytic_flops(model: nn.Module) -> int:
+def analytic_flops(model) -> int:
     """Multiply-accumulates ×2 of one frame (batch 1): the linear layers, the scans and the attention."""
-    cfg = model.config
+    cfg: dict = getattr(model, "config")  # noqa: B009 - set by WiFiMamba / PiW3DTransformer
     t, d, f = cfg["packets"], cfg["dim"], cfg["features"]
     q = cfg["queries"]
     if isinstance(model, WiFiMamba):

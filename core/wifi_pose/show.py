@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from mlx26.core.wifi_pose.synth import BONES
 
 
@@ -13,7 +12,6 @@ def draw(pred: np.ndarray, conf: np.ndarray, gt: np.ndarray, path, frames, title
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from mlx26.core.common.files import atomic_path
 
     frames = list(frames)

@@ -17,7 +17,6 @@ swing of the limbs; 1–``max_persons`` per sequence.
 from __future__ import annotations
 
 import numpy as np
-
 from mlx26.core.wifi_pose.io import Clips, pad_persons
 from mlx26.core.wifi_pose.spec import INTEL5300_SUBCARRIERS, SUBCARRIER_SPACING_HZ
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-
 from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.wifi_pose import metrics
 from mlx26.core.wifi_pose import model as M
@@ -81,7 +80,7 @@ def fit(net, data: Data, *, steps: int = 300, batch: int = 16, window: int = 4, 
     for step in range(steps):
         st = rng.choice(starts, size=min(batch, len(starts)), replace=len(starts) < batch)
         state = None
-        loss = 0.0
+        loss = torch.zeros(())
         for j in range(window):
             idx = torch.from_numpy(st + j)
             out_kp, logits, nxt = net(amp[idx], ph[idx], state if getattr(net, "memory", False) else None)

@@ -90,6 +90,7 @@ def test_eval_png(run_cli, trained, tmp_path):
     assert r.code == 0 and (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG" and not json.loads(r.stdout)["memory"]
 
 
+@pytest.mark.slow  # three trainings, an ONNX export and two child processes for peak memory
 def test_bench_tiny(run_cli):
     r = run_cli("wifi-pose", "bench", "--steps", "1", "--sequences", "4", "--frames", "4", "--window", "2",
                 "--batch", "2", "--format", "jsonl", "-q")

@@ -12,6 +12,7 @@ pytest.importorskip("pywt")
 from mlx26.core.common.errors import InputError  # noqa: E402
 from mlx26.core.wifi_pose import io, synth  # noqa: E402
 from mlx26.core.wifi_pose import sanitize as S  # noqa: E402
+
 from tests._data import shared_data  # noqa: E402
 
 FILES = [("intel5300_sample_0x5_64_3000.dat", "intel5300"), ("intel5300_sample_0x1_ap.dat", "intel5300"),
