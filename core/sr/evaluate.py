@@ -115,8 +115,8 @@ def summarise(rows: list[dict]) -> list[dict]:
         lens = [r["length"] for r in rs if r["length"]]
         ratios = [r["length_ratio"] for r in rs if r["length_ratio"]]
         out.append({"method": method, "problems": len(rs),
-                    "numeric_recovery_pct": round(100 * np.mean([r["numeric"] for r in rs]), 1),
-                    "symbolic_recovery_pct": round(100 * np.mean([r["symbolic"] for r in rs]), 1),
+                    "numeric_recovery_pct": round(100 * float(np.mean([r["numeric"] for r in rs])), 1),
+                    "symbolic_recovery_pct": round(100 * float(np.mean([r["symbolic"] for r in rs])), 1),
                     "median_fvu": float(np.median([r["fvu"] for r in rs])),
                     "median_length": float(np.median(lens)) if lens else None,
                     "median_length_ratio": round(float(np.median(ratios)), 3) if ratios else None,
