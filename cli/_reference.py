@@ -60,6 +60,8 @@ METHODS: list[tuple[str, str, str, str]] = [
      "*Omni-fMRI* ([2601.23090](https://arxiv.org/abs/2601.23090))"),
     ("wifi-pose", "WiFi CSI 3D multi-person pose: csiread I/O, sanitisation, dual-stream selective SSM, ONNX",
      "docs/wifi-pose.md", "*WiFi-Mamba* (reconstruction; no public code)"),
+    ("sr", "Flash-ANSR symbolic regression: prior, tiny bit-encoded model, LM constants, Pareto front",
+     "docs/sr.md", "Saegert & Köthe, *Flash-ANSR* ([2602.08885](https://arxiv.org/abs/2602.08885))"),
     ("vuln-games", "capability-seeking RL vulnerability games", "", ""),
 ]
 

@@ -42,6 +42,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("fmri", "mlx26.cli.fmri:app", "Atlas-free fMRI tokenisation with dynamic patching and a tiny MAE (Omni-fMRI)."),
     ("spec-bench", "mlx26.cli.spec_bench:app", "Speculative-decoding benchmark across domains and concurrency (SPEED-Bench)."),
     ("wifi-pose", "mlx26.cli.wifi_pose:app", "WiFi CSI 3D multi-person pose: dual-stream selective SSMs, ONNX (WiFi-Mamba reconstruction)."),
+    ("sr", "mlx26.cli.sr:app", "Flash-ANSR amortised symbolic regression on the simplify engine (Saegert & Köthe)."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
 # A group cannot take a positional argument before its subcommand name, so argv is rewritten; the
