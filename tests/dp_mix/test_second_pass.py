@@ -70,6 +70,8 @@ def test_optimised_beats_fixed_weights_at_low_privacy():
     opt = calibrate("optimised", 16, 1e-6)
     multi = calibrate("multi", 16, 1e-6)
     assert opt.delta_upper <= 1e-6 and opt.l1 < multi.l1 and opt.l1 < 1 / 16
+    at_paper_point = (calibrate("optimised", 1, 1e-6), calibrate("multi", 1, 1e-6))
+    assert at_paper_point[0].l1 <= at_paper_point[1].l1 * (1 + 1e-12)
     assert opt.spacing is not None and opt.spacing < 1.0
 
 
