@@ -112,7 +112,7 @@ def register(app: typer.Typer) -> None:
 
         \b
         Examples:
-          mlx26 wifi-pose export --model m.pt --onnx m.onnx --frames 5 --force --format json
+          mlx26 wifi-pose export --model m.pt --onnx m.onnx --frames 5 -o export.json
         """
         W.start(output, force, onnx, torch=True)
         require("onnxruntime", "wifi")
@@ -138,7 +138,7 @@ def register(app: typer.Typer) -> None:
 
         \b
         Examples:
-          mlx26 wifi-pose bench --steps 2 --sequences 4 --frames 4 --window 2 --batch 2 --format csv -q
+          mlx26 wifi-pose bench --steps 1 --sequences 4 --frames 2 --window 1 --batch 1 --format csv -q
         """
         W.check_model("mamba", preset)
         W.start(output, force, torch=True)

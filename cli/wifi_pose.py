@@ -45,7 +45,7 @@ def read_cmd(capture: W.CaptureArg, chip: W.ChipOpt = "intel5300",
 
     \b
     Examples:
-      mlx26 wifi-pose read ../shared/data/csi/intel5300_sample_0x5_64_3000.dat --chip intel5300 --format json
+      mlx26 wifi-pose read ../shared/data/csi/intel5300_sample_0x5_64_3000.dat --chip intel5300 -o csi.npz
     """
     W.start(output, force)
     cap = _capture(capture, chip, quiet, strict)
@@ -75,7 +75,7 @@ def sanitize_cmd(capture: W.CaptureArg, chip: W.ChipOpt = "intel5300",
 
     \b
     Examples:
-      mlx26 wifi-pose sanitize ../shared/data/csi/intel5300_sample_0x5_64_3000.dat --format json
+      mlx26 wifi-pose sanitize ../shared/data/csi/intel5300_sample_0x5_64_3000.dat --npz sanitized.npz
     """
     W.start(output, force, npz)
     from mlx26.core.wifi_pose import sanitize as S
