@@ -202,6 +202,9 @@ def verify(
         result["delta_dp_accounting"] = dp_mix.crosscheck_dp_accounting(mechanism, sigma, eps, sensitivity, K=K,
                                                                          delta=delta)
     if rigorous:
+        from mlx26.cli._errors import require
+
+        require("mpmath", "dp")
         from mlx26.core.dp_mix.rigorous import rigorous_delta
 
         r = rigorous_delta(mechanism, sigma, eps, sensitivity, K=dp_mix.resolve_K(mechanism, eps, delta, K))
