@@ -40,8 +40,8 @@ GROUPS: list[tuple[str, str, str]] = [
     ("reward", "mlx26.cli.reward_length:app", "Length rewards of GRPO prompt groups: SmartThinker and baselines."),
     ("data", "mlx26.cli.data_arith:app", "Task data for training commands: synthetic arithmetic with worked chains."),
     ("fmri", "mlx26.cli.fmri:app", "Atlas-free fMRI tokenisation with dynamic patching and a tiny MAE (Omni-fMRI)."),
-    ("spec-bench", "mlx26.cli.spec_bench:app", "Speculative-decoding benchmark across domains and concurrency (SPEED-Bench)."),
     ("wifi-pose", "mlx26.cli.wifi_pose:app", "WiFi CSI 3D multi-person pose: dual-stream selective SSMs, ONNX (WiFi-Mamba reconstruction)."),
+    ("spec-bench", "mlx26.cli.spec_bench:app", "Speculative-decoding benchmark across domains and concurrency (SPEED-Bench)."),
     ("sr", "mlx26.cli.sr:app", "Flash-ANSR amortised symbolic regression on the simplify engine (Saegert & Köthe)."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.

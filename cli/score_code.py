@@ -55,34 +55,62 @@ def _segment(name: str) -> str:
     return name
 
 
+def _kind_and_dir(kind: str, model_dir: str | None) -> tuple[str, str | None]:
+    """``--model linear|transformer`` with ``--model-dir``, or ``--model DIR`` (a folder holding one model)."""
+    if kind in MODELS:
+        return kind, model_dir
+    folder = Path(kind)
+    if not folder.is_dir():
+        raise unknown_name("model", kind, MODELS, hint="give linear, transformer or a model folder")
+    if model_dir is not None:
+        raise UsageError("--model DIR and --model-dir both name a folder; give one.")
+    kinds = [k for k in MODELS if (folder / f"{k}.npz").is_file()]
+    if len(kinds) != 1:
+        raise UsageError(f"{folder} holds {'no model' if not kinds else 'both models'}.",
+                         hint=f"use --model {'|'.join(MODELS)} --model-dir {folder}")
+    return kinds[0], str(folder)
+
+
 def _model(kind: str, model_dir: str | None, runtime: str = "auto", onnx: str | None = None, *,
-           stream: bool = False) -> Any:
-    """The PRM ``kind`` running in ``runtime`` (auto: see RuntimeOpt)."""
+           stream: bool = False, quiet: bool = False) -> Any:
+    """The PRM ``kind`` (or a model folder) running in ``runtime`` (auto: see RuntimeOpt)."""
     from mlx26.cli._errors import require
 
-    if kind not in MODELS:
-        raise unknown_name("model", kind, MODELS)
+    kind, model_dir = _kind_and_dir(kind, model_dir)
     if runtime not in RUNTIME_CHOICES:
         raise unknown_name("runtime", runtime, RUNTIME_CHOICES)
     if onnx is not None:
         if runtime not in ("auto", "onnx"):
             raise UsageError(f"--onnx runs the model in onnxruntime; it cannot be combined with --runtime {runtime}.")
         runtime = "onnx"
+    auto_onnx = False
     if runtime == "auto":
         from mlx26.core.score_code.runtime import default_onnx_path, onnx_available
 
         runtime = "numpy" if kind == "linear" else "torch"
-        if stream and onnx_available() and default_onnx_path(kind, model_dir).is_file():
-            runtime = "onnx"
+        if stream and default_onnx_path(kind, model_dir).is_file() and onnx_available():
+            runtime, auto_onnx = "onnx", True
     if runtime == "onnx":
         require("onnxruntime", "onnx")
         require("onnx", "onnx")
     if kind == "transformer" or runtime == "torch":
         require("torch", "torch")
+    from mlx26.core.common.errors import Mlx26Error
     from mlx26.core.score_code import load_model
     from mlx26.core.score_code.runtime import with_runtime
 
-    return with_runtime(load_model(kind, model_dir), runtime, model_dir=model_dir, onnx_path=onnx)
+    loaded = load_model(kind, model_dir)
+    try:
+        return with_runtime(loaded, runtime, model_dir=model_dir, onnx_path=onnx)
+    except Mlx26Error as exc:
+        if not auto_onnx:
+            raise
+        # --stream chose onnxruntime by itself: a stale or broken .onnx falls back, and says so.
+        native = "numpy" if kind == "linear" else "torch"
+        notice(f"score-code: not using onnxruntime ({exc.message}); streaming with --runtime {native}.", quiet)
+        if native == "torch":
+            require("torch", "torch")
+        return with_runtime(loaded, native, model_dir=model_dir)
 
 
 def _sources(inputs: list[str] | None, quiet: bool) -> Iterator[Any]:
@@ -129,7 +157,7 @@ def _step(name: str, step: Any, score: float) -> dict[str, Any]:
     from mlx26.core.score_code.source import printable
 
     return {"file": name, "step": step.index, "start_line": step.start_line, "end_line": step.end_line,
-            "text": printable(step.text), "score": score}
+            "text": printable(step.text), "score": score + 0.0}  # + 0.0: no "-0.0" for a zero score
 
 
 @app.command("score")
@@ -150,8 +178,9 @@ def score(
     """Score every step: s = p(safe) − p(vulnerable) in [−1, 1], from the code up to that step.
 
     Writes {file, step, start_line, end_line, text, score} per step. Scores are causal:
-    appending code never changes the scores of earlier steps. Scores come from a small model
-    trained on synthetic code (see docs/score-code.md), not from the paper's LLM.
+    appending code never changes the scores of earlier steps. Scores come from small models
+    trained here (linear: real code; transformer: synthetic; see docs/score-code.md), not from
+    the paper's LLM.
 
     \b
     Examples:
@@ -160,7 +189,7 @@ def score(
     """
     _segment(segment)
     check_output(output, force)
-    m = _model(model, model_dir, runtime, onnx, stream=stream)
+    m = _model(model, model_dir, runtime, onnx, stream=stream, quiet=quiet)
     if stream:
         if inputs not in (None, [], ["-"]) or output not in (None, "-"):
             raise UsageError("--stream reads stdin and writes stdout only.")
@@ -459,8 +488,9 @@ def export(
                                        "holding one model).", metavar="KIND|DIR")] = "linear",
     model_dir: ModelDirOpt = None,
     onnx: Annotated[str, typer.Option("--onnx", help="The ONNX file to write.", metavar="OUT.onnx")] = "",
-    opset: Annotated[int, typer.Option("--opset", help="ONNX opset of the graph.")] = 17,
-    force: ForceOpt = False,
+    opset: Annotated[int, typer.Option("--opset", help="ONNX opset of the graph (linear 13+, transformer "
+                                       "14-20).")] = 17,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --onnx file.")] = False,
     fmt: FormatOpt = OutputFormat.auto,
 ) -> None:
     """Export a PRM to ONNX for onnxruntime; prints the manifest stored in the file.
@@ -478,25 +508,20 @@ def export(
 
     if not onnx:
         raise UsageError("give the file to write with --onnx OUT.onnx.")
-    if model not in MODELS:
-        folder = Path(model)
-        if not folder.is_dir():
-            raise unknown_name("model", model, MODELS, hint="give linear, transformer or a model folder")
-        if model_dir is not None:
-            raise UsageError("--model DIR and --model-dir both name a folder; give one.")
-        kinds = [k for k in MODELS if (folder / f"{k}.npz").is_file()]
-        if len(kinds) != 1:
-            raise UsageError(f"{folder} holds {'no model' if not kinds else 'both models'}.",
-                             hint=f"use --model {'|'.join(MODELS)} --model-dir {folder}")
-        model, model_dir = kinds[0], str(folder)
+    model, model_dir = _kind_and_dir(model, model_dir)
     check_output(onnx, force)
     require("onnx", "onnx")
     if model == "transformer":
         require("torch", "torch")
     from mlx26.core.score_code import load_model
+    from mlx26.core.score_code.detect import operating_threshold
     from mlx26.core.score_code.onnx_export import export_onnx
+    from mlx26.core.score_code.prm import manifest
 
-    info = export_onnx(load_model(model, model_dir), onnx, opset=opset)
+    entry = manifest(model_dir).get("models", {}).get(model, {})
+    rule = {"aggregate": entry.get("aggregate", "softmax"), "tau": float(entry.get("tau", 0.1))}
+    rule["threshold"] = operating_threshold(model, model_dir, rule["aggregate"], rule["tau"])
+    info = export_onnx(load_model(model, model_dir), onnx, opset=opset, operating_rule=rule)
     emit({"onnx": onnx, **info}, None, fmt, title="score-code export")
 
 

@@ -27,6 +27,7 @@ Only the standard library is imported: this module is on the ``--help`` path.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -35,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from mlx26.core.common.errors import InputError, RunFailure
+from mlx26.core.common.errors import InputError, Mlx26Error, RunFailure
 
 PathLike = str | os.PathLike[str]
 
@@ -95,10 +96,18 @@ def atomic_path(target: PathLike, *, suffix: str = ".tmp", perms: int | None = N
     appends ``.npz`` otherwise). A device or FIFO ``target`` is yielded itself, to be written through.
     """
     if is_special(target):  # renaming onto a device or FIFO would replace it: write through
-        yield Path(target)
+        try:
+            yield Path(target)
+        except OSError as exc:
+            if exc.errno in _WRITE_ERRNOS and exc.filename in (None, str(target)):
+                raise _write_error(target, exc) from None
+            raise
         return
     real = _resolved(target)
-    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=suffix, dir=real.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=suffix, dir=real.parent)
+    except OSError as exc:  # name the file the user asked for, not our temporary one
+        raise _write_error(target, exc) from None
     os.close(fd)
     try:
         yield Path(tmp)
@@ -106,9 +115,22 @@ def atomic_path(target: PathLike, *, suffix: str = ".tmp", perms: int | None = N
             os.fsync(written.fileno())
         os.chmod(tmp, replacement_mode(real) if perms is None else perms)  # not mkstemp's 0600
         os.replace(tmp, real)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in _WRITE_ERRNOS and exc.filename in (None, tmp, str(real)):
+            raise _write_error(target, exc) from None
         raise
+
+
+# Failures of writing the file itself (full disk, read-only or vanished folder), reported as such.
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOENT, errno.EFBIG}
+
+
+def _write_error(target: PathLike, exc: OSError) -> Mlx26Error:
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return RunFailure(f"cannot write {target}: {reason}.", "free some space or write elsewhere")
+    return InputError(f"cannot write {target}: {reason}.", "choose a writable folder")
 
 
 @contextlib.contextmanager

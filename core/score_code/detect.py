@@ -77,7 +77,7 @@ def verdicts(scored: Scored, text: str, *, unit: str = "file", agg: str = "softm
         value = aggregate(scores, agg, tau=tau, alpha=alpha)
         steps = [scored.steps[i] for i in idx]
         out.append({"unit": name, "start_line": steps[0].start_line, "end_line": steps[-1].end_line,
-                    "steps": len(idx), "aggregate": value, "vulnerable": value <= threshold,
+                    "steps": len(idx), "aggregate": value, "vulnerable": value <= threshold, "threshold": threshold,
                     "riskiest": [_step_record(steps[j], scores[j]) for j in riskiest(scores, top)]})
     return out
 

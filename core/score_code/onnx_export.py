@@ -33,6 +33,10 @@ from mlx26.core.common.files import atomic_writer
 
 FORMAT = "mlx26.score-code.onnx/1"
 DEFAULT_OPSET = 17
+# Opsets each graph can be written in: the linear graph needs ReduceSum with axes as an input (13);
+# the transformer needs Trilu (14), and torch's TorchScript exporter writes up to 20.
+MIN_OPSET = {"linear": 13, "transformer": 14}
+MAX_TORCHSCRIPT_OPSET = 20
 
 # Probe steps for the feature fingerprint: calls, taint through a def, SQL built from inputs,
 # scope changes, a long line; what the featuriser does on these identifies its behaviour.
@@ -76,7 +80,7 @@ def model_hash(model) -> str:
     return h.hexdigest()[:16]
 
 
-def _settings(model) -> dict[str, Any]:
+def model_settings(model) -> dict[str, Any]:
     if model.kind == "linear":
         return {"dim": model.dim, "window": model.window, "scope": model.scope, "taint": model.taint}
     from dataclasses import asdict
@@ -84,9 +88,37 @@ def _settings(model) -> dict[str, Any]:
     return asdict(model.config)
 
 
+def graph_hash(proto) -> str:
+    """Hash of the graph itself (nodes and weights; the manifest lives outside it, on the model)."""
+    return hashlib.sha256(proto.graph.SerializeToString(deterministic=True)).hexdigest()[:16]
+
+
+def opset_range(kind: str) -> tuple[int, int]:
+    import onnx
+
+    top = onnx.defs.onnx_opset_version()
+    return MIN_OPSET[kind], top if kind == "linear" else min(top, MAX_TORCHSCRIPT_OPSET)
+
+
 def manifest_of(model, opset: int) -> dict[str, Any]:
     return {"format": FORMAT, "kind": model.kind, "opset": opset, "feature_hash": feature_hash(model),
-            "source_model_hash": model_hash(model), "settings": _settings(model)}
+            "source_model_hash": model_hash(model), "settings": model_settings(model)}
+
+
+GRAPH_DOC = {
+    "linear": (
+        "mlx26 score-code linear PRM. Per step t (in file order): own[t] = the step's feature indices, "
+        "delta[t] = context features that entered (sign +1, listed first) then left (sign -1) since step t-1; "
+        "pad both with index dim (a zero weight) and sign 0. ctx0 = the context sum carried in (0 at file start; "
+        "when streaming, the previous call's last ctx). score = -tanh((sum w[own] + ctx)/2) with ctx = ctx0 + "
+        "cumsum(sum sign*w[delta]). Indices come from mlx26.core.score_code.features.StepFeaturizer(dim, window, "
+        "scope=, taint=).delta(step_text) with the settings in the metadata."),
+    "transformer": (
+        "mlx26 score-code transformer PRM. ids (1, L): token ids of one window (encode_steps in "
+        "mlx26.core.score_code.transformer: regex tokens CRC32-hashed into vocab buckets + 3, NEWLINE=1 between "
+        "lines, SEP=2 after each step). score (L,): p(safe) - p(vulnerable) at every position; a step's score is "
+        "read at its SEP position p, in the window starting at max(0, p // h - 1) * h, h = max_len // 2."),
+}
 
 
 def _linear_graph(model, opset: int):
@@ -177,20 +209,34 @@ def _transformer_graph(model, opset: int):
                               input_names=["ids"], output_names=["score"],
                               dynamic_axes={"ids": {1: "length"}, "score": {0: "length"}}, opset_version=opset,
                               dynamo=False)
+    except Exception as exc:  # the exporter's errors are long IR dumps: one line is enough
+        raise InputError(f"torch could not export the transformer at opset {opset} "
+                         f"({type(exc).__name__}: {str(exc).strip().splitlines()[0][:160] if str(exc).strip() else ''}).",
+                         f"use --opset {DEFAULT_OPSET}") from None
     finally:
         torch.backends.mha.set_fastpath_enabled(fastpath)
     return onnx.load_from_string(buf.getvalue())
 
 
-def export_onnx(model, path: str, *, opset: int = DEFAULT_OPSET) -> dict[str, Any]:
-    """Write ``model`` as an ONNX file at ``path`` (atomically); return the manifest stored in it."""
+def export_onnx(model, path: str, *, opset: int = DEFAULT_OPSET,
+                operating_rule: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write ``model`` as an ONNX file at ``path`` (atomically); return the manifest stored in it.
+
+    ``operating_rule``: the model folder's calibrated verdict rule (aggregate, tau, threshold), kept
+    in the manifest so that a user of the bare graph can reproduce ``detect``'s verdicts.
+    """
     import onnx
 
-    if not 13 <= opset <= onnx.defs.onnx_opset_version():
-        raise InputError(f"--opset {opset} is outside 13..{onnx.defs.onnx_opset_version()} "
-                         f"(the range this onnx {onnx.__version__} can write).")
+    low, high = opset_range(model.kind)
+    if not low <= opset <= high:
+        raise InputError(f"--opset {opset} is outside {low}..{high}, the opsets the {model.kind} PRM's graph can be "
+                         f"written in here.", f"use --opset {DEFAULT_OPSET}")
     proto = _linear_graph(model, opset) if model.kind == "linear" else _transformer_graph(model, opset)
+    proto.graph.doc_string = GRAPH_DOC[model.kind]
     info = manifest_of(model, opset)
+    info["graph_hash"] = graph_hash(proto)
+    if operating_rule is not None:
+        info["operating_rule"] = operating_rule
     del proto.metadata_props[:]
     for key, value in info.items():
         entry = proto.metadata_props.add()

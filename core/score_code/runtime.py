@@ -187,8 +187,17 @@ def onnx_session(path: str, model):
     except ImportError:
         raise BackendMissing("--runtime onnx needs the optional packages 'onnxruntime' and 'onnx', which are "
                              "not installed.", hint="pip install 'mlx26[onnx]'") from None
-    from mlx26.core.score_code.onnx_export import FORMAT, feature_hash, model_hash, read_manifest
+    from mlx26.core.score_code.onnx_export import (
+        FORMAT,
+        model_settings,
+        feature_hash,
+        graph_hash,
+        model_hash,
+        read_manifest,
+    )
 
+    if Path(path).is_dir():
+        raise InputError(f"--onnx {path} is a directory, not an ONNX file.")
     if not Path(path).is_file():
         raise InputError(f"ONNX file not found: {path}.", "write one with `mlx26 score-code export --onnx FILE`")
     try:
@@ -203,14 +212,33 @@ def onnx_session(path: str, model):
     if info.get("kind") != model.kind:
         raise InputError(f"{path} holds a {info.get('kind')} PRM, not the {model.kind} one.",
                          f"use --model {info.get('kind')}, or export the {model.kind} model")
+    if info.get("graph_hash") != graph_hash(proto):
+        raise InputError(f"{path} has been modified since it was exported (its graph does not match the hash in "
+                         "its manifest).", "re-export it with `mlx26 score-code export`")
+    settings = model_settings(model)
+    if info.get("settings") != settings:
+        diff = ", ".join(f"{k} {info.get('settings', {}).get(k)!r} vs {v!r}" for k, v in settings.items()
+                         if info.get("settings", {}).get(k) != v)
+        raise InputError(f"{path} was exported from another {model.kind} model than the one loaded ({diff}).",
+                         "pass the --model-dir it was exported from")
     expected = feature_hash(model)
     if info.get("feature_hash") != expected:
         raise InputError(f"{path} was exported for another featuriser (feature hash {info.get('feature_hash')}, "
-                         f"this mlx26 computes {expected}).", "re-export it with `mlx26 score-code export`")
+                         f"this mlx26 computes {expected}).", "re-export it with this mlx26's `score-code export`")
     if info.get("source_model_hash") != model_hash(model):
         raise InputError(f"{path} was exported from other weights than the {model.kind} model loaded "
                          f"(model hash {info.get('source_model_hash')} vs {model_hash(model)}).",
-                         "pass the matching --model-dir, or re-export it")
+                         "pass the --model-dir it was exported from, or re-export it")
+    if model.kind == "linear":  # the graph's own weights against the loaded model's, directly
+        import numpy as np
+        from onnx import numpy_helper
+
+        init = next((t for t in proto.graph.initializer if t.name == "weights"), None)
+        w = numpy_helper.to_array(init) if init is not None else None
+        if w is None or w.shape != (model.dim + 1,) or w[-1] != 0 or not np.array_equal(
+                w[:-1], np.asarray(model.weights, dtype=np.float32)):
+            raise InputError(f"the weights inside {path} differ from the linear model loaded.",
+                             "re-export it with `mlx26 score-code export`")
     opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), None)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # one step at a time: thread start-up costs more than it saves
@@ -233,9 +261,13 @@ def default_onnx_path(kind: str, model_dir: str | None) -> Path:
 
 
 def onnx_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
+    """Whether onnx and onnxruntime import (installed is not enough: a broken install counts as absent)."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except Exception:
+        return False
+    return True
 
 
 def with_runtime(model, runtime: str, *, model_dir: str | None = None, onnx_path: str | None = None):

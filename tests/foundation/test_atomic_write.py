@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from mlx26.core.common import files
-from mlx26.core.common.errors import RunFailure
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.common.files import atomic_folder, atomic_path, atomic_write, atomic_writer, replace_folder
 
 
@@ -101,9 +101,17 @@ def test_failure_of_the_rename_leaves_no_temp_file(tmp_path, monkeypatch):
         raise PermissionError(13, "Permission denied", str(dst))
 
     monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(PermissionError):
+    with pytest.raises(InputError, match=r"cannot write .*x\.txt: Permission denied"):  # the user's path, not ours
         atomic_write(tmp_path / "x.txt", "data")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_write_errors_name_the_target_not_the_temporary_file(tmp_path):
+    with pytest.raises(InputError, match=r"cannot write .*/gone/x\.txt: No such file"):
+        atomic_write(tmp_path / "gone" / "x.txt", "data")
+    if os.path.exists("/dev/full"):  # a full disk: a runtime failure (exit 1), not an internal error
+        with pytest.raises(RunFailure, match="cannot write /dev/full: No space left"):
+            atomic_write("/dev/full", b"x" * 100_000)
 
 
 def test_symlink_target_is_replaced_and_the_link_kept(tmp_path):

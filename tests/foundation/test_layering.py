@@ -39,7 +39,11 @@ UI = ("typer", "rich")
 HEAVY = ("numpy", "torch", "scipy")
 
 # (importing package, imported package) → why the exception is accepted. Empty: no method imports another.
-ALLOWED_CROSS: dict[tuple[str, str], str] = {}
+ALLOWED_CROSS: dict[tuple[str, str], str] = {
+    # Flash-ANSR is the other half of the SimpliPy paper: its training stream is generated, simplified
+    # and decontaminated by the simplify engine, and its candidates are simplified by it (issue: sr).
+    ("sr", "simplify"): "sr samples, simplifies and decontaminates skeletons with the simplify engine",
+}
 CLI_TOP_ALLOWED = ("mlx26.core._version", "mlx26.core.common.errors", "mlx26.core.common.files")
 SPEC_ALLOWED: dict[str, tuple[str, str]] = {
     # llm's spec is also the backend chooser (get_backend → Backend); base/types/tokens are stdlib-only.

@@ -154,9 +154,9 @@ def test_export_a_user_model_and_score_with_it(run_cli, tmp_path):
     assert max(abs(a - b) for a, b in zip(rows["--runtime"], rows["--onnx"], strict=True)) < 1e-9
     again = run_cli("score-code", "export", "--model", str(folder), "--onnx", str(out))
     assert again.code == 2 and "--force" in again.stderr  # never overwrites without --force
-    # the user model's ONNX against the shipped weights: refused (other weights), one line, exit 2
+    # the user model's ONNX against the shipped model: refused (other settings), one line, exit 2
     wrong = run_cli("score-code", "score", str(src), "--onnx", str(out))
-    assert wrong.code == 2 and "feature hash" in wrong.stderr and "Traceback" not in wrong.stderr
+    assert wrong.code == 2 and "another linear model" in wrong.stderr and "Traceback" not in wrong.stderr
 
 
 def _rewrite(src, dst, edit):
@@ -243,3 +243,61 @@ def test_detect_and_rank_agree_across_runtimes(run_cli, tmp_path):
         assert max(abs(a["aggregate"] - b["aggregate"]) for a, b in zip(got_d, ref_d, strict=True)) < 1e-9
         assert [c["id"] for c in got_r] == [c["id"] for c in ref_r]
         assert max(abs(a["reward"] - b["reward"]) for a, b in zip(got_r, ref_r, strict=True)) < 1e-9
+
+
+def test_tampered_graph_weights_are_refused_even_with_the_manifest_intact(run_cli, tmp_path):
+    import numpy as np
+    from mlx26.core.score_code.prm import SHIPPED_DIR
+    from onnx import numpy_helper
+
+    def zero_weights(proto):
+        init = next(t for t in proto.graph.initializer if t.name == "weights")
+        init.CopyFrom(numpy_helper.from_array(np.zeros_like(numpy_helper.to_array(init)), "weights"))
+
+    zeroed = _rewrite(SHIPPED_DIR / "linear.onnx", tmp_path / "zero.onnx", zero_weights)
+    code = tmp_path / "a.py"
+    code.write_text("import os\n\ndef f(p):\n    os.system(p)\n")
+    r = run_cli("score-code", "score", str(code), "--onnx", str(zeroed))
+    assert r.code == 2 and "modified since it was exported" in r.error_lines[0]
+
+
+def test_export_opset_ranges_and_user_model_hints(run_cli, tmp_path):
+    r = run_cli("score-code", "export", "--model", "transformer", "--onnx", str(tmp_path / "t.onnx"), "--opset", "13")
+    assert r.code == 2 and r.stdout == "" and "14..20" in r.error_lines[0] and len(r.error_lines) == 2
+    folder = _user_model(tmp_path)
+    out = tmp_path / "mine.onnx"
+    assert run_cli("score-code", "export", "--model", str(folder), "--onnx", str(out)).code == 0
+    code = tmp_path / "a.py"
+    code.write_text("x = 1\n\ny = 0\n")
+    r = run_cli("score-code", "score", str(code), "--onnx", str(out))  # against the shipped model: names the cause
+    assert r.code == 2 and "another linear model" in r.stderr and "--model-dir" in r.stderr
+    r = run_cli("score-code", "score", str(code), "--model", str(folder), "--onnx", str(out), "--format", "jsonl")
+    assert r.code == 0, r.stderr  # --model DIR works on score as on export
+    r = run_cli("score-code", "score", str(code), "--onnx", str(tmp_path))
+    assert r.code == 2 and "is a directory" in r.stderr
+
+
+def test_stream_auto_falls_back_from_a_stale_onnx_beside_the_model(run_cli, tmp_path):
+    import shutil
+
+    from mlx26.core.score_code.prm import SHIPPED_DIR
+
+    folder = _user_model(tmp_path)
+    shutil.copy(SHIPPED_DIR / "linear.onnx", folder / "linear.onnx")  # stale: another model's graph
+    stdin = "import os\n\ndef f(p):\n    os.system(p)\n\nx = 1\n"
+    r = run_cli("score-code", "score", "-", "--stream", "--model-dir", str(folder), stdin=stdin)
+    assert r.code == 0 and "streaming with --runtime numpy" in r.stderr
+    ref = run_cli("score-code", "score", "-", "--model-dir", str(folder), "--runtime", "numpy", stdin=stdin)
+    assert r.stdout == ref.stdout
+    r = run_cli("score-code", "score", "-", "--stream", "--model-dir", str(folder), "--runtime", "onnx", stdin=stdin)
+    assert r.code == 2  # asked for explicitly: refused, not replaced
+
+
+def test_detect_reports_the_threshold_it_used(run_cli, tmp_path):
+    from mlx26.core.score_code.detect import operating_threshold
+
+    code = tmp_path / "a.py"
+    code.write_text("import os\n\ndef f(p):\n    os.system(p)\n")
+    rows = [json.loads(x) for x in run_cli("score-code", "detect", str(code), "--format", "jsonl").stdout.splitlines()]
+    assert rows[0]["threshold"] == operating_threshold("linear", None, "softmax", 0.1) < 0
+    assert rows[0]["vulnerable"] == (rows[0]["aggregate"] <= rows[0]["threshold"])
