@@ -189,10 +189,10 @@ def onnx_session(path: str, model):
                              "not installed.", hint="pip install 'mlx26[onnx]'") from None
     from mlx26.core.score_code.onnx_export import (
         FORMAT,
-        model_settings,
         feature_hash,
         graph_hash,
         model_hash,
+        model_settings,
         read_manifest,
     )
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from mlx26.core.common.errors import InputError
 from mlx26.core.spec_bench.prompts import Prompt, by_category
+from mlx26.core.spec_bench.spec import SELECTORS
 
 
 def mean_pairwise_cosine(vectors: Any, idx: Sequence[int]) -> float | None:
@@ -53,8 +54,8 @@ def select_split(pool: Sequence[Prompt], vectors: Any, k: int, method: str = "gr
 
     if k < 1:
         raise InputError(f"--per-category must be >= 1, got {k}.")
-    if method not in ("greedy", "farthest"):
-        raise InputError(f"unknown selector {method!r}.")
+    if method not in SELECTORS:
+        raise InputError(f"unknown selector {method!r}.", "choose one of: " + ", ".join(SELECTORS))
     rng = np.random.default_rng(seed)
     index = {id(p): i for i, p in enumerate(pool)}
     chosen: list[Prompt] = []

@@ -18,6 +18,7 @@ from typing import Any
 
 from mlx26.core.common.errors import InputError
 from mlx26.core.spec_bench.prompts import Prompt
+from mlx26.core.spec_bench.spec import TIERS
 
 
 def token_entropy(ids: Sequence[int]) -> float:
@@ -46,7 +47,7 @@ def exact_length(pool: Sequence[Prompt], encode: Any, length: int, sep: Sequence
 
 
 def build(pool: Sequence[Prompt], tokenizer: Any, lengths: Sequence[int], per_tier: int, *, seed: int = 0,
-          context: int | None = None, tiers: Sequence[str] = ("low", "mixed", "high", "random")) -> list[dict[str, Any]]:
+          context: int | None = None, tiers: Sequence[str] = TIERS) -> list[dict[str, Any]]:
     import numpy as np
 
     if per_tier < 1:
