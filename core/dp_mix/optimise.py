@@ -50,6 +50,7 @@ from .references import (
     truncated_laplace_costs,
     truncated_laplace_params,
 )
+from .spec import MECHANISMS, MIXTURES, OBJECTIVES
 
 TABLE_PATH = Path(__file__).with_name("optimised_table.json")
 #: spacings D/m tried; m is dropped where the lattice would need more than MAX_K per side
@@ -61,8 +62,8 @@ SCAN = (0.6, 0.8, 1.0)
 DECAY_BOUNDS = (0.4, 1.0)
 #: certification rounds allowed per trial calibration (an infeasible trial fails fast)
 TRIAL_ROUNDS = 10
-OBJECTIVES = ("l1", "l2")
-BEST_CANDIDATES = ("multi", "optimised", "quasi", "gaussian", "laplace", "truncated-laplace", "staircase")
+
+BEST_CANDIDATES = tuple(n for n in MECHANISMS if n != "best")
 
 
 def lattice_K(eps: float, delta: float, factor: float, m: int) -> int:
@@ -237,7 +238,7 @@ def reference_mechanism(name: str, eps: float, delta: float, sensitivity: float 
 def candidates(eps: float, delta: float, sensitivity: float = 1.0, objective: str = "l1") -> list[Mechanism]:
     """Every implemented mechanism calibrated to (eps, delta), each certified or proved."""
     obj = _objective(objective)
-    out = [calibrate(n, eps, delta, sensitivity) for n in ("multi", "quasi", "gaussian")]
+    out = [calibrate(n, eps, delta, sensitivity) for n in MIXTURES]
     out.append(calibrate_optimised(eps, delta, sensitivity, obj))
     out += [reference_mechanism(n, eps, delta, sensitivity, obj) for n in ("laplace", "truncated-laplace", "staircase")]
     return out
