@@ -24,7 +24,7 @@ from pathlib import Path
 METHODS: list[tuple[str, str, str, str]] = [
     ("info", "installation report: version, extras, backends", "docs/cli-contract.md", "— (infrastructure)"),
     ("io convert", "records between JSON / JSONL / CSV / TSV / lines", "docs/cli-contract.md", "— (infrastructure)"),
-    ("dp-mix", "Gaussian-mixture noise for (ε, δ)-DP", "docs/dp-mix.md",
+    ("dp-mix", "Gaussian-mixture noise for (ε, δ)-DP; optimised mixtures, PLD accounting, budgets", "docs/dp-mix.md",
      "Liu, Selvi & Wiesemann, *Mind the Gap*"),
     ("zoo", "small models and corpora trained and shipped by mlx26", "docs/zoo.md", "— (ours)"),
     ("llm", "one chat interface + OpenAI-compatible server", "docs/llm.md", "— (ours)"),
