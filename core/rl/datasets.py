@@ -167,20 +167,6 @@ def relabel_ogbench(path: str | os.PathLike, env, data: dict[str, np.ndarray]) -
     return {**data, "rewards": info["rewards"].astype(np.float32), "masks": info["masks"].astype(np.float32)}
 
 
-def _open_npz(p: Path, path: str | os.PathLike) -> Any:
-    try:
-        file = np.load(p, allow_pickle=False)
-    except Exception as exc:  # zipfile / format errors differ by numpy version
-        if "pickled" in str(exc):  # numpy's text would suggest the unsafe allow_pickle=True
-            raise InputError(f"{path} is not an .npz dataset (it holds pickled objects, which are never "
-                             "loaded).") from None
-        raise InputError(f"cannot read {path} as .npz: {' '.join(str(exc).split())}") from exc
-    if not hasattr(file, "files"):  # a bare .npy array
-        raise InputError(f"{path} is a single .npy array, not an .npz dataset.",
-                         "make one with `mlx26 rl data make … --out D.npz`")
-    return file
-
-
 def info(path: str | os.PathLike, env=None) -> dict[str, Any]:
     """Summary of a dataset in any known format (keys, shapes, episodes, rewards, successes, metadata).
 
