@@ -193,6 +193,10 @@ def info(path: str | os.PathLike, env=None) -> dict[str, Any]:
         a = np.asarray(data["actions"], np.float64)
         result.update(action_min=float(a.min()), action_max=float(a.max()))
     result["missing_keys"] = [k for k in REQUIRED_KEYS if k not in data]
+    fatal = [k for k in result["missing_keys"] if not (fmt == "ogbench" and k in ("rewards", "masks"))]
+    if fatal:
+        raise InputError(f"{path} is missing required key(s): {', '.join(fatal)}",
+                         f"an RL dataset needs {', '.join(REQUIRED_KEYS)} (or an OGBench/D4RL/Minari layout)")
     # training refuses these; say so here rather than print a row count that is not the whole story
     result["length_mismatch"] = [k for k in REQUIRED_KEYS if k in data and len(data[k]) != n]
     warning = None
@@ -207,6 +211,13 @@ def info(path: str | os.PathLike, env=None) -> dict[str, Any]:
     result["keys"] = {k: list(np.shape(v)) for k, v in data.items()}
     vp = formats.val_path(p)
     result["val_file"] = str(vp) if vp is not None else None
+    if vp is not None:
+        vdata = formats.read(vp)[0]
+        for k in ("observations", "actions"):
+            if k in data and k in vdata and np.shape(vdata[k])[1:] != np.shape(data[k])[1:]:
+                raise InputError(f"{vp}: '{k}' rows have shape {list(np.shape(vdata[k])[1:])} but {p} has "
+                                 f"{list(np.shape(data[k])[1:])}", "the -val file must come from the same env")
+        result["val_rows"] = len(vdata["actions"]) if "actions" in vdata else 0
     return result
 
 

@@ -45,12 +45,16 @@ _D4RL_KEYS = ("observations", "actions", "rewards", "terminals", "timeouts")
 
 
 def _open_npz(path: Path) -> Any:
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    if not (head.startswith(b"PK") or head.startswith(b"\x93NUMPY")):
+        raise InputError(f"{path} is not an HDF5 or .npz dataset (unrecognised file contents)",
+                         "give an .npz/.hdf5 dataset file or a Minari dataset folder")
     try:
         file = np.load(path, allow_pickle=False)
     except Exception as exc:  # zipfile / format errors differ by numpy version
         if "pickled" in str(exc):  # numpy's text would suggest the unsafe allow_pickle=True
-            raise InputError(f"{path} is not an .npz dataset (it holds pickled objects, which are never "
-                             "loaded).") from None
+            raise InputError(f"{path} holds pickled (object) arrays, which are never loaded") from None
         raise InputError(f"cannot read {path} as .npz: {' '.join(str(exc).split())}") from exc
     if not hasattr(file, "files"):  # a bare .npy array
         raise InputError(f"{path} is a single .npy array, not an .npz dataset.",
@@ -89,7 +93,13 @@ def _read_arrays(path: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
             raise InputError(f"cannot read {path} as HDF5: {' '.join(str(exc).split())[:200]}") from exc
         return arrays, {}
     with _open_npz(path) as file:
-        arrays = {k: np.asarray(file[k]) for k in file.files if k != "meta"}
+        try:
+            arrays = {k: np.asarray(file[k]) for k in file.files if k != "meta"}
+        except ValueError as exc:
+            if "pickle" in str(exc) or "Object arrays" in str(exc):
+                raise InputError(f"{path} is not an .npz dataset (it holds pickled objects, which are never "
+                                 "loaded).") from None
+            raise InputError(f"cannot read {path} as .npz: {' '.join(str(exc).split())[:200]}") from exc
         meta: dict[str, Any] = {}
         if "meta" in file.files:
             try:
@@ -188,9 +198,16 @@ def _minari(path: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     try:
         dataset = MinariDataset(str(data_dir))
     except Exception as exc:  # minari raises several types for a malformed folder
-        raise InputError(f"cannot read the Minari dataset {path}: {' '.join(str(exc).split())[:200]}") from exc
+        bad = data_dir / "main_data.hdf5"
+        raise InputError(f"cannot read the Minari dataset {path} ({bad if bad.exists() else data_dir}): {' '.join(str(exc).split())[:200]}") from exc
     parts: dict[str, list[np.ndarray]] = {k: [] for k in CANONICAL}
-    for ep in dataset.iterate_episodes():
+    try:
+        episodes = list(dataset.iterate_episodes())
+    except (OSError, KeyError, ValueError) as exc:
+        bad = data_dir / "main_data.hdf5"
+        raise InputError(f"cannot read the Minari dataset {path}: {bad if bad.exists() else data_dir} is corrupt "
+                         f"({' '.join(str(exc).split())[:150]})") from exc
+    for ep in episodes:
         obs = np.asarray(ep.observations)
         if not isinstance(ep.observations, np.ndarray) or obs.dtype == object:
             raise InputError(f"{path}: episode {ep.id} has dict/tuple observations; only flat Box "
@@ -213,6 +230,20 @@ def _minari(path: Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     meta = {"label": "minari", "dataset_id": metadata.get("dataset_id"), "env": _minari_env(metadata),
             "minari_version": metadata.get("minari_version")}
     return {k: np.concatenate(v) for k, v in parts.items()}, meta
+
+
+def minari_env_id(path: str | os.PathLike) -> str | None:
+    """The env id recorded in a Minari dataset folder's metadata (None if ``path`` is not one or has none)."""
+    p = Path(path)
+    if not p.is_dir():
+        return None
+    for meta_file in (p / "data" / "metadata.json", p / "metadata.json"):
+        if meta_file.is_file():
+            try:
+                return _minari_env(json.loads(meta_file.read_text()))
+            except (ValueError, AttributeError):
+                return None
+    return None
 
 
 def _minari_env(metadata: dict[str, Any]) -> str | None:

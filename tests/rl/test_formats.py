@@ -245,3 +245,40 @@ def test_reward_warning_counts_successes(run_cli, tmp_path):
     t = datasets.load(path)
     t.masks[:] = 1.0
     assert "leaves 0 successes in 60 rows" in datasets.reward_warning(t, path, relabelled=True)
+
+
+def test_not_a_dataset_file_is_named_as_such(run_cli, tmp_path):
+    bad = tmp_path / "notes.npz"
+    bad.write_text("just some text\n")
+    result = run_cli("rl", "data", "info", str(bad))
+    assert result.code == 2 and "not an HDF5 or .npz dataset" in result.stderr and "pickled" not in result.stderr
+    pickled = tmp_path / "obj.npz"
+    np.savez(pickled, observations=np.array([{"a": 1}], dtype=object))
+    result = run_cli("rl", "data", "info", str(pickled))
+    assert result.code == 2 and "pickled" in result.stderr
+
+
+def test_info_names_missing_keys_and_checks_the_val_shapes(run_cli, tmp_path):
+    odd = tmp_path / "odd.npz"
+    np.savez(odd, foo=np.zeros(3))
+    result = run_cli("rl", "data", "info", str(odd))
+    assert result.code == 2 and "missing required key(s)" in result.stderr and "observations" in result.stderr
+    train, val, meta = datagen.generate("mlx26/toy-modes", "oracle", steps=40, seed=0)
+    datasets.save(tmp_path / "d.npz", train, meta)
+    val = {**val, "observations": np.zeros((len(val["actions"]), 5), np.float32)}
+    datasets.save(tmp_path / "d-val.npz", val, meta)
+    result = run_cli("rl", "data", "info", str(tmp_path / "d.npz"))
+    assert result.code == 2 and "d-val.npz" in result.stderr and "observations" in result.stderr
+
+
+def test_corrupt_minari_folder_names_the_bad_file(run_cli, tmp_path, monkeypatch):
+    folder, _ = _minari_folder(tmp_path, monkeypatch, episodes=1)
+    (folder / "data" / "main_data.hdf5").write_bytes(b"\x89HDF\r\n\x1a\n" + b"garbage" * 20)
+    result = run_cli("rl", "data", "info", str(folder))
+    assert result.code == 2 and "main_data.hdf5" in result.stderr
+
+
+def test_minari_env_default_comes_from_metadata(tmp_path, monkeypatch):
+    folder, _ = _minari_folder(tmp_path, monkeypatch, episodes=1)
+    assert formats.minari_env_id(folder) == CAR
+    assert formats.minari_env_id(tmp_path / "nowhere") is None
