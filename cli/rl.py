@@ -25,7 +25,8 @@ from mlx26.core.rl.spec import DATA_POLICIES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 data_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
-                       help="Generate and inspect offline datasets (OGBench .npz schema).")
+                       help="Generate, inspect and convert offline datasets: mlx26/OGBench .npz, D4RL "
+                            "HDF5/.npz, Minari dataset folders.")
 app.add_typer(data_app, name="data")
 
 
@@ -341,7 +342,11 @@ def plot(
     from mlx26.core.rl import logs, sweep
     from mlx26.core.rl.plot import draw
 
-    loaded = [logs.read_run(r) for r in runs]
+    loaded, dropped = sweep.unique_runs([logs.read_run(r) for r in runs])
+    if dropped:
+        notice(f"warning: {dropped} repeated run folder(s) ignored", quiet)
+    sweep.check_group_by(loaded, group_by)
+    sweep.check_distinct_seeds(loaded, group_by)
     curves = sweep.curves(loaded, metric, level, by=group_by)
     draw(curves, metric, output, envs=[str(r["env"]) for r in loaded], level=level)
     notice(f"wrote {output}", quiet)
@@ -369,7 +374,8 @@ def sweep_(
                                      metavar="ROOT")] = "sweep",
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
-    force: ForceOpt = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing run folders ROOT/<algo>-s<seed> "
+                                        "(config, metrics, logs, checkpoint) and an existing --output file.")] = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Train each algorithm on each seed (sequentially), then one row per algorithm: final eval metrics

@@ -13,7 +13,6 @@ import typer
 from mlx26.cli._errors import BackendMissing, require
 from mlx26.cli._io import (
     ConfigOpt,
-    ForceOpt,
     PrintConfigOpt,
     QuietOpt,
     SeedOpt,
@@ -31,7 +30,8 @@ ALGO_HELP = " | ".join(ALGORITHMS) + " (the registry may hold more)."
 def train_rl(
     ctx: typer.Context,
     algo: Annotated[str, typer.Option("--algo", help=ALGO_HELP)] = "dqn",
-    env: Annotated[str, typer.Option("--env", help="gymnasium id, ogbench:<id> or mlx26/toy-modes.")] = "CartPole-v1",
+    env: Annotated[str | None, typer.Option("--env", help="gymnasium id, ogbench:<id> or mlx26/toy-modes "
+                                            "[default: a Minari --dataset's env, else CartPole-v1].")] = None,
     dataset: Annotated[str | None, typer.Option("--dataset", help="Offline .npz (fql, dfql).", metavar="D.npz")] = None,
     steps: Annotated[int, typer.Option("--steps", help="Env steps (dqn, ppo) or offline gradient steps.")] = 50_000,
     online_steps: Annotated[int | None, typer.Option("--online-steps", help="Offline-to-online env steps.")] = None,
@@ -56,7 +56,8 @@ def train_rl(
     rescale: Annotated[bool, typer.Option("--rescale", help="Map dataset actions into [-1, 1].")] = False,
     show_hparams: Annotated[bool, typer.Option("--show-hparams", help="List the algorithm's hyperparameters.")] = False,
     seed: SeedOpt = 0,
-    force: ForceOpt = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing run in --out (its config, "
+                                        "metrics, logs and checkpoint) and an existing --output file.")] = False,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
     print_config: PrintConfigOpt = False,
@@ -90,6 +91,12 @@ def train_rl(
         for row in hp_help(registry.module(algo).Hyperparams):
             emit_raw(to_json(row) + "\n")
         return
+    if env is None:
+        from mlx26.core.rl.formats import minari_env_id
+
+        env = (minari_env_id(dataset) if dataset else None) or "CartPole-v1"
+        if dataset and env != "CartPole-v1":
+            notice(f"--env {env} (from the Minari dataset's metadata)", quiet)
     if env.startswith("ogbench:"):
         require("ogbench", "ogbench")
     if device == "cuda":

@@ -51,7 +51,8 @@ def build_config(algo: str, env: str, overrides: Mapping[str, Any] | None = None
     return cfg
 
 
-def prepare_out(out: str, *, force: bool = False, resume: bool = False) -> dict[str, Any] | None:
+def prepare_out(out: str, *, force: bool = False, resume: bool = False,
+                hint: str = "add --force to start over, or --resume to continue it") -> dict[str, Any] | None:
     """Make the run folder ready; on ``resume`` return the stored config dict."""
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
@@ -63,8 +64,7 @@ def prepare_out(out: str, *, force: bool = False, resume: bool = False) -> dict[
                              "start a new run without --resume")
         return json.loads((folder / "config.json").read_text())
     if present and not force:
-        raise InputError(f"refusing to overwrite the run in {out} ({', '.join(present)})",
-                         "add --force to start over, or --resume to continue it")
+        raise InputError(f"refusing to overwrite the run in {out} ({', '.join(present)})", hint)
     for name in present:
         (folder / name).unlink()
     if force:

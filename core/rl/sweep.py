@@ -22,8 +22,11 @@ FINAL_METRICS = ("eval_return", "eval_success", "eval_length")
 
 def parse_seeds(text: str) -> list[int]:
     seeds: list[int] = []
-    for part in str(text).split(","):
+    parts = str(text).split(",")
+    for part in parts:
         part = part.strip()
+        if not part and len(parts) > 1:
+            raise InputError(f"--seeds has an empty item: '{text}'", "write e.g. 0,1,2 or 0-4")
         lo, dash, hi = part.partition("-")
         try:
             if dash:
@@ -94,9 +97,44 @@ def summarize(runs: Sequence[Mapping[str, Any]], metrics: Sequence[str] = FINAL_
     return rows
 
 
+def unique_runs(runs: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], int]:
+    """The runs with repeated folders (same resolved path) dropped, and how many were dropped."""
+    seen: set[str] = set()
+    out = []
+    for run in runs:
+        key = str(Path(run["folder"]).resolve())
+        if key not in seen:
+            seen.add(key)
+            out.append(run)
+    return out, len(runs) - len(out)
+
+
+def check_group_by(runs: Sequence[Mapping[str, Any]], by: str) -> None:
+    if by in ("algo", "run"):
+        return
+    names = sorted({k for run in runs for k in run["config"].get("hp", {})}
+                   | {k for run in runs for k, v in run["config"].items() if not isinstance(v, (dict, list))})
+    if not any(by in run["config"].get("hp", {}) or by in run["config"] for run in runs):
+        raise InputError(f"--group-by '{by}' is not a hyperparameter of these runs",
+                         f"valid: algo, run, {', '.join(names)}")
+
+
+def check_distinct_seeds(runs: Sequence[Mapping[str, Any]], by: str = "algo") -> None:
+    """Refuse two runs of a group with the same algorithm and seed (the CI would be over copies)."""
+    seen: dict[tuple[str, str, Any], str] = {}
+    for run in runs:
+        key = (group_key(run, by), str(run["algo"]), run["seed"])
+        if key in seen:
+            raise InputError(f"{seen[key]} and {run['folder']} are both {run['algo']} seed {run['seed']} in group "
+                             f"'{key[0]}': the interval would be over copies",
+                             "give one run per seed (or --group-by run)")
+        seen[key] = str(run["folder"])
+
+
 def curves(runs: Sequence[Mapping[str, Any]], metric: str, level: float = 0.95,
            by: str = "algo") -> dict[str, dict[str, list]]:
     """``{group: {"step", "mean", "ci_low", "ci_high", "n"}}`` at the steps every seed of the group logged."""
+    check_group_by(runs, by)
     groups: dict[str, list[dict[int, float]]] = {}
     for run in runs:
         series = {int(r["step"]): float(r[metric]) for r in run["records"]
@@ -106,10 +144,14 @@ def curves(runs: Sequence[Mapping[str, Any]], metric: str, level: float = 0.95,
             groups.setdefault(group_key(run, by), []).append(series)
     if not groups:
         raise InputError(f"no run logged the metric '{metric}'",
-                         "eval metrics need --eval-every N during training; see metrics.jsonl for names")
+                         "eval metrics need --eval-every N; train metrics are logged every log_every steps "
+                         "(--set log_every=N) and at the last step; see metrics.jsonl for names")
     out = {}
     for name, members in groups.items():
         steps = sorted(set.intersection(*(set(s) for s in members)))
+        if not steps:
+            raise InputError(f"the runs of group '{name}' share no logged step of '{metric}'",
+                             "log them with the same --eval-every / log_every, or plot them with --group-by run")
         rows = [t_interval([s[x] for s in members], level) for x in steps]
         out[name] = {"step": steps, "mean": [r["mean"] for r in rows], "ci_low": [r["ci_low"] for r in rows],
                      "ci_high": [r["ci_high"] for r in rows], "n": len(members)}
@@ -129,7 +171,8 @@ def run_sweep(algos: Sequence[str], env: str, seeds: Sequence[int], root: str | 
             cfg = runner.build_config(algo, env, overrides, seed=seed, out=out, **common)
             configs.append(cfg)
     for cfg in configs:
-        runner.prepare_out(cfg.out, force=force)
+        runner.prepare_out(cfg.out, force=force, hint="add --force to overwrite the sweep's run folders, "
+                           "or give another --out ROOT")
     for cfg in configs:
         runner.write_config(cfg.out, cfg)
         last = final_eval(runner.run(cfg)) or {}

@@ -101,7 +101,7 @@ def test_parse_seeds(text, seeds):
     assert sweep.parse_seeds(text) == seeds
 
 
-@pytest.mark.parametrize("text", ["4-1", "a", "", "1,1", "-2"])
+@pytest.mark.parametrize("text", ["4-1", "a", "", "1,1", "-2", "0,,1"])
 def test_parse_seeds_refuses(text):
     with pytest.raises(ValueError, match="--seeds"):
         sweep.parse_seeds(text)
@@ -113,4 +113,45 @@ def test_sweep_refuses_an_existing_run_before_training(run_cli, toy, tmp_path):
     result = run_cli("rl", "sweep", "--algo", "fql", "--env", "mlx26/toy-modes", "--dataset", toy, "--seeds", "0-1",
                      "--steps", "5", *TINY, "--out", str(tmp_path))
     assert result.code == 2 and "refusing to overwrite" in result.stderr
+    assert "--resume" not in result.stderr and "--force" in result.stderr
     assert not (tmp_path / "fql-s0" / "config.json").exists()  # nothing ran
+
+
+def _fake_run(folder, algo, seed, steps, alpha=1.0):
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"algo": algo, "env": "mlx26/toy-modes", "seed": seed,
+                                                    "hp": {"alpha": alpha}}))
+    (folder / "metrics.jsonl").write_text("".join(json.dumps({"step": s, "phase": "train", "loss": float(s + seed)})
+                                                  + "\n" for s in steps))
+    return str(folder)
+
+
+def test_plot_dedupes_folders_and_refuses_copies(run_cli, tmp_path):
+    a = _fake_run(tmp_path / "a", "fql", 0, [5, 10])
+    b = _fake_run(tmp_path / "b", "fql", 1, [5, 10])
+    result = run_cli("rl", "plot", a, b, a + "/", "-o", str(tmp_path / "p.png"), "--metric", "loss",
+                     "--format", "json")
+    assert result.code == 0, result.stderr
+    assert "1 repeated run folder" in result.stderr and json.loads(result.stdout)[0]["seeds"] == 2
+    c = _fake_run(tmp_path / "c", "fql", 0, [5, 10])  # a copy of a's algorithm and seed
+    result = run_cli("rl", "plot", a, b, c, "-o", str(tmp_path / "q.png"), "--metric", "loss")
+    assert result.code == 2 and "over copies" in result.stderr and not (tmp_path / "q.png").exists()
+
+
+def test_plot_refuses_no_shared_step_and_unknown_group_by(run_cli, tmp_path):
+    a = _fake_run(tmp_path / "a", "fql", 0, [5, 10])
+    b = _fake_run(tmp_path / "b", "fql", 1, [3, 7])
+    result = run_cli("rl", "plot", a, b, "-o", str(tmp_path / "p.png"), "--metric", "loss")
+    assert result.code == 2 and "share no logged step" in result.stderr and not (tmp_path / "p.png").exists()
+    result = run_cli("rl", "plot", a, "-o", str(tmp_path / "g.png"), "--metric", "loss", "--group-by", "nope")
+    assert result.code == 2 and "valid: algo, run" in result.stderr and "alpha" in result.stderr
+    ok = run_cli("rl", "plot", a, "-o", str(tmp_path / "g.png"), "--metric", "loss", "--group-by", "alpha")
+    assert ok.code == 0, ok.stderr
+
+
+def test_train_metrics_are_logged_at_the_final_step(run_cli, toy, tmp_path):
+    result = run_cli("train", "rl", "--algo", "fql", "--env", "mlx26/toy-modes", "--dataset", toy, "--steps", "7",
+                     *TINY, "--out", str(tmp_path / "r"), "--quiet")
+    assert result.code == 0, result.stderr
+    records = [json.loads(x) for x in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in records if r["phase"] == "train"] == [5, 7]

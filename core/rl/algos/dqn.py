@@ -194,7 +194,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
             from mlx26.core.rl.nets import polyak
 
             polyak(target, q, hp.tau)
-        if step % hp.log_every == 0:
+        if step % hp.log_every == 0 or step == cfg.steps:  # the final step is always logged
             yield {"step": step, "phase": "train", "loss": loss_value if np.isfinite(loss_value) else None,
                    "epsilon": round(epsilon(hp, step, cfg.steps), 4),
                    "episode_return": float(np.mean(recent)) if recent else None}
