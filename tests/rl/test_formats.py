@@ -282,3 +282,12 @@ def test_minari_env_default_comes_from_metadata(tmp_path, monkeypatch):
     folder, _ = _minari_folder(tmp_path, monkeypatch, episodes=1)
     assert formats.minari_env_id(folder) == CAR
     assert formats.minari_env_id(tmp_path / "nowhere") is None
+
+
+def test_train_rl_takes_the_env_from_a_minari_dataset(run_cli, tmp_path, monkeypatch):
+    folder, _ = _minari_folder(tmp_path, monkeypatch, episodes=2)
+    result = run_cli("train", "rl", "--algo", "fql", "--dataset", str(folder), "--steps", "3", "--set", "preset=small",
+                     "--set", "batch_size=8", "--eval-episodes", "1", "--out", str(tmp_path / "r"))
+    assert result.code == 0, result.stderr
+    assert f"--env {CAR}" in result.stderr
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["env"] == CAR
