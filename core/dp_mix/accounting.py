@@ -276,15 +276,31 @@ def read_budget(path: str | Path) -> dict:
     try:
         data = json.loads(p.read_text())
     except FileNotFoundError:
-        raise InputError(f"budget file {p} does not exist.", "create one with: mlx26 dp-mix budget init FILE "
-                         "--eps E --delta D") from None
+        raise InputError(f"budget file {p} does not exist.", "create one with: mlx26 dp-mix budget FILE -e E -d D") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise InputError(f"budget file {p} is not readable JSON ({exc.__class__.__name__}).") from None
     ok = isinstance(data, dict) and all(isinstance(data.get(k), int | float) and not isinstance(data.get(k), bool)
                                         for k in ("eps_total", "delta_total", "eps_spent", "delta_spent"))
-    if not ok or not (data["eps_total"] > 0 and 0 < data["delta_total"] < 1):
-        raise InputError(f"budget file {p} needs numbers eps_total > 0, 0 < delta_total < 1, eps_spent, delta_spent.")
-    data.setdefault("releases", [])
+    import math
+
+    # A hand-edited file must never widen the budget: NaN compares false with everything, so every
+    # field is checked finite, the spent amounts within [0, total], and equal to the ledger's sum.
+    if not ok or not all(math.isfinite(data[k]) for k in ("eps_total", "delta_total", "eps_spent", "delta_spent")) \
+            or not (data["eps_total"] > 0 and 0 < data["delta_total"] < 1) \
+            or not (0 <= data["eps_spent"] and 0 <= data["delta_spent"]):
+        raise InputError(f"budget file {p} needs finite numbers eps_total > 0, 0 < delta_total < 1, "
+                         "eps_spent >= 0, delta_spent >= 0.")
+    releases = data.setdefault("releases", [])
+    try:
+        eps_sum = sum(float(r["eps"]) for r in releases)
+        delta_sum = sum(float(r["delta"]) for r in releases)
+    except (TypeError, KeyError, ValueError):
+        raise InputError(f"budget file {p}: every entry of 'releases' needs numbers eps and delta.") from None
+    if not (math.isclose(eps_sum, data["eps_spent"], rel_tol=1e-9, abs_tol=1e-12)
+            and math.isclose(delta_sum, data["delta_spent"], rel_tol=1e-9, abs_tol=1e-15)):
+        raise InputError(f"budget file {p} is inconsistent: its releases sum to ε {eps_sum:g}, δ {delta_sum:g} but it "
+                         f"records ε {data['eps_spent']:g}, δ {data['delta_spent']:g} spent.",
+                         "restore the file; a budget is never widened by editing it")
     return data
 
 

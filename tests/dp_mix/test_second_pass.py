@@ -315,3 +315,22 @@ def test_cli_budget_file_errors(run_cli, tmp_path):
         assert r.code == 2 and needle in r.stderr.lower(), r.stderr
     r = run_cli("dp-mix", "noise", str(data), "-e", "1", "-d", "1e-5", "-s", "1", "--secure", "--seed", "1")
     assert r.code == 2 and "seed" in r.stderr
+
+
+@pytest.mark.parametrize("edit", [{"eps_spent": float("nan")}, {"eps_spent": -5.0}, {"eps_total": float("inf")},
+                                  {"eps_spent": 0.0}])
+def test_a_hand_edited_budget_is_never_widened(tmp_path, edit):
+    import json
+
+    from mlx26.core.common.errors import InputError
+
+    p = tmp_path / "b.json"
+    init_budget(p, 2.0, 1e-4)
+    spend_budget(p, 0.5, 1e-6)
+    data = json.loads(p.read_text())
+    data.update(edit)  # NaN, negative spent, infinite total, or spent reset below the ledger's sum
+    p.write_text(json.dumps(data))
+    with pytest.raises(InputError):
+        read_budget(p)
+    with pytest.raises(InputError):
+        spend_budget(p, 0.1, 1e-7)
