@@ -145,8 +145,9 @@ def _runnable_examples():
         block = text.split("Examples:", 1)[1].split("\n\n", 1)[0]
         for line in block.splitlines():
             line = line.strip()
-            # Examples that name a user's file cannot run here; the rest must.
-            if line and not re.search(r"(^|\s)[\w/.-]+\.(csv|tsv|json|jsonl|txt|yaml|npz)\b", line):
+            # Examples that name a user's file, or glob a user's folders (runs/*), cannot run here; the rest must.
+            if line and not re.search(r"(^|\s)[\w/.-]+\.(csv|tsv|json|jsonl|txt|yaml|npz)\b", line) \
+                    and not re.search(r"(^|\s)[\w.-]+/[\w/.-]*\*", line):
                 yield " ".join(path), line
 
 
