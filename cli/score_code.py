@@ -498,11 +498,12 @@ def export(
     The manifest (in the file's metadata) records the opset, a hash of the featuriser the model
     expects and a hash of the source weights: `--runtime onnx` refuses a file whose hashes do
     not match. Featurisation stays in Python; the graph holds the model's arithmetic.
+    --model DIR exports a `score-code train` folder that holds one model.
 
     \b
     Examples:
       mlx26 score-code export --model linear --onnx linear.onnx
-      mlx26 score-code export --model my-models/ --onnx mine.onnx --force
+      mlx26 score-code export --model transformer --onnx transformer.onnx --opset 17
     """
     from mlx26.cli._errors import require
 
