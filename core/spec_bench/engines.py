@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlx26.core.common.errors import InputError
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.spec_bench.metrics import Step, check_k
 from mlx26.core.spec_bench.spec import NGRAM_MAX
 
@@ -67,7 +67,7 @@ class _Cached:
         """Logits (n, V) for seq[self.length:] + extra; the cache then holds all of them."""
         ids = list(seq[self.length:]) + list(extra)
         if not ids:
-            raise RuntimeError("nothing to feed")  # a bug in the loop, never user input
+            raise RunFailure("the draft/verify loop fed no tokens to the model")  # a bug in the loop, never user input
         out = self.model(input_ids=self.torch.tensor([ids]), use_cache=True, **{self.arg: self.cache})
         self.cache = getattr(out, self.arg, None) or getattr(out, "past_key_values", None) or self.cache
         self.length += len(ids)

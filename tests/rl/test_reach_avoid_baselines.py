@@ -182,7 +182,9 @@ def test_rapc_on_ra_point_then_sampled_certificate_and_eval(run_cli, tmp_path):
     assert res.code == 0, res.stderr
     rep = json.loads(res.stdout)
     assert rep["env"] == "mlx26/ra-point" and rep["sampled_states"] == 300
-    assert rep["certified"] <= rep["condition_holds"] <= 300 and len(rep["mc_p_hat"]) == rep["certified"]
+    # the statistical certificate: certified ⊆ tested candidates, each with a Clopper–Pearson lower bound ≥ p
+    assert rep["certified"] <= rep["candidates_tested"] <= 300 and len(rep["certified_p_hat"]) == rep["certified"]
+    assert all(lo >= 0.01 for lo in rep["certified_cp_lower"])
     res = run_cli("rl", "eval", "--checkpoint", out, "--episodes", "3", "--format", "json")
     assert res.code == 0, res.stderr
     rep = json.loads(res.stdout)
