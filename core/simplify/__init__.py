@@ -13,6 +13,7 @@ from mlx26.core.common.lazy import lazy_exports
 # (and its stdlib-only .spec, which the CLI reads for --help) loads nothing heavy.
 __all__ = lazy_exports(__name__, {
     "bench": ("bench", "throughput"),
+    "corpus": ("load_corpus", "parse_row"),
     "engine": ("simplify", "simplify_many"),
     "equiv": ("Decontaminator", "decontaminate", "equivalent", "equivalent_details"),
     "errors": ("ExpressionError",),

@@ -36,7 +36,12 @@ def to_sympy(prefix: list[str]):
 
     fns = {"abs": sp.Abs, "sqrt": sp.sqrt, "pow1_2": sp.sqrt, "exp": sp.exp, "log": sp.log, "sin": sp.sin,
            "cos": sp.cos, "tan": sp.tan, "asin": sp.asin, "acos": sp.acos, "atan": sp.atan, "sinh": sp.sinh,
-           "cosh": sp.cosh, "tanh": sp.tanh}
+           "cosh": sp.cosh, "tanh": sp.tanh, "asinh": sp.asinh, "acosh": sp.acosh, "atanh": sp.atanh,
+           "pow4": lambda x: x**4, "pow5": lambda x: x**5, "pow1_4": lambda x: x**sp.Rational(1, 4),
+           # real odd roots: sympy's real_root is the real branch on all reals
+           "pow1_3": lambda x: sp.real_root(x, 3), "pow1_5": lambda x: sp.real_root(x, 5),
+           **{f"mult{k}": (lambda k: lambda x: k * x)(k) for k in (2, 3, 4, 5)},
+           **{f"div{k}": (lambda k: lambda x: x / k)(k) for k in (2, 3, 4, 5)}}
     stack = []
     n_const = 0
     for tok in reversed(prefix):
@@ -51,6 +56,8 @@ def to_sympy(prefix: list[str]):
                 stack.append(sp.pi)
             elif tok == "e":
                 stack.append(sp.E)
+            elif tok in ("inf", "-inf", "nan"):
+                stack.append({"inf": sp.oo, "-inf": -sp.oo, "nan": sp.nan}[tok])
             else:
                 v = float(tok)
                 stack.append(sp.Integer(int(v)) if v == int(v) and abs(v) < 1e15 else sp.Float(tok))
@@ -80,7 +87,8 @@ def sympy_prefix(expr) -> list[str]:
     import sympy as sp
 
     names = {sp.Abs: "abs", sp.exp: "exp", sp.log: "log", sp.sin: "sin", sp.cos: "cos", sp.tan: "tan",
-             sp.asin: "asin", sp.acos: "acos", sp.atan: "atan", sp.sinh: "sinh", sp.cosh: "cosh", sp.tanh: "tanh"}
+             sp.asin: "asin", sp.acos: "acos", sp.atan: "atan", sp.sinh: "sinh", sp.cosh: "cosh", sp.tanh: "tanh",
+             sp.asinh: "asinh", sp.acosh: "acosh", sp.atanh: "atanh"}
 
     def num(v) -> list[str]:
         try:

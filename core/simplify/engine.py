@@ -57,7 +57,16 @@ from mlx26.core.simplify.spec import MODES
 
 _C = "C"  # symbolic (masked) coefficient
 _ADD = frozenset(("+", "-", "neg"))
-_MUL = frozenset(("*", "/", "inv", "pow2", "pow3"))
+_MUL = frozenset(("*", "/", "inv", "pow2", "pow3", "pow4", "pow5", "mult2", "mult3", "mult4", "mult5", "div2",
+                  "div3", "div4", "div5"))
+_POWK = {"pow2": 2, "pow3": 3, "pow4": 4, "pow5": 5}
+_SCALE = {"mult2": 2.0, "mult3": 3.0, "mult4": 4.0, "mult5": 5.0, "div2": 0.5, "div3": 1.0 / 3.0, "div4": 0.25,
+          "div5": 0.2}
+_NONFINITE = frozenset(("inf", "-inf", "nan"))
+
+
+class _Undefined(Exception):
+    """Internal: the sub-expression is non-finite everywhere (contains ``nan`` or a product/sum with ``inf``)."""
 _MAX_STEPS = 64
 _CACHE_LIMIT = 400_000
 _RECURSION = 30_000
@@ -108,11 +117,22 @@ def has_const(t: Tree) -> bool:
 
 
 def _is_num(t: Tree) -> bool:
-    return t.__class__ is str and (t[0].isdigit() or t[0] == "-" or t in ("pi", "e") or t[0] == ".")
+    return t.__class__ is str and (t[0].isdigit() or t[0] == "-" or t in ("pi", "e", "inf", "nan") or t[0] == ".")
+
+
+def _fold_ieee(op: str, kids) -> str:
+    """Literal fold with a non-finite operand: IEEE arithmetic, and a non-finite result is ``nan``
+    (undefined, like every non-finite intermediate in ``evaluate``): ``1/inf -> 0``,
+    ``exp(-inf) -> 0``, ``atan(inf) -> pi/2``, ``inf - inf -> nan``, ``x**inf -> nan``."""
+    from mlx26.core.simplify.ops import OPERATORS
+
+    with np.errstate(all="ignore"):
+        v = float(OPERATORS[op].np_fn(*[np.float64(number_value(c)) for c in kids]))
+    return format_number(v) if math.isfinite(v) else "nan"
 
 
 def _int_literal(t: Tree) -> int | None:
-    if t.__class__ is str and _is_num(t) and t not in ("pi", "e"):
+    if t.__class__ is str and _is_num(t) and t not in ("pi", "e", "inf", "-inf", "nan"):
         v = float(t)
         if v == int(v) and abs(v) <= 64:
             return int(v)
@@ -218,7 +238,7 @@ class Engine:
         return self.simp(tree)
 
     def leaf(self, t: str) -> Tree:
-        if self.mask and t not in ("0", "1", "-1") and _is_num(t):
+        if self.mask and t not in ("0", "1", "-1") and t not in _NONFINITE and _is_num(t):
             return CONSTANT
         return t
 
@@ -240,7 +260,7 @@ class Engine:
                 n = (op, self.simp(t[1]))
             else:
                 n = (op, self.simp(t[1]), self.simp(t[2]))
-            r = self.step(n)
+            r = "nan" if "nan" in n[1:] else self.step(n)
         finally:
             self._busy.discard(t)
         self.memo[t] = r
@@ -273,6 +293,19 @@ class Engine:
     # ------------------------------------------------------------------ folding
     def normalize(self, n: Tree) -> Tree:
         op = n[0]
+        kids = n[1:]
+        if any(c.__class__ is str and c in _NONFINITE for c in kids):
+            if "nan" in kids:
+                return "nan"
+            if all(_is_num(c) for c in kids):
+                return _fold_ieee(op, kids)
+        try:
+            return self._normalize(n)
+        except _Undefined:
+            return "nan"
+
+    def _normalize(self, n: Tree) -> Tree:
+        op = n[0]
         if op in _ADD:
             return self.norm_add(n)
         if op in _MUL or (op == "pow" and _int_literal(n[2]) is not None):
@@ -297,6 +330,11 @@ class Engine:
         while stack:
             v, e = stack.pop()
             if v.__class__ is str:
+                if v in _NONFINITE:
+                    if e > 0:
+                        raise _Undefined  # inf times anything is non-finite (or nan): undefined
+                    coef = _cmul(coef, 0.0) if coef is not _C else 0.0  # 1/inf = 0
+                    continue
                 if _is_num(v):
                     val = number_value(v)
                     if e == 1:
@@ -322,10 +360,12 @@ class Engine:
             elif op == "neg" and e in (1, -1):
                 coef = _cmul(coef, -1.0)
                 stack.append((v[1], e))
-            elif op == "pow2":
-                factors.append((v[1], 2 * e))
-            elif op == "pow3":
-                factors.append((v[1], 3 * e))
+            elif op in _POWK:
+                factors.append((v[1], _POWK[op] * e))
+            elif op in _SCALE and e in (1, -1):
+                k = _SCALE[op] if e == 1 else 1.0 / _SCALE[op]
+                coef = _cmul(coef, k) if coef is not _C else _C
+                stack.append((v[1], e))
             elif op == "pow" and (k := _int_literal(v[2])) is not None:
                 factors.append((v[1], k * e))
             else:
@@ -446,6 +486,8 @@ class Engine:
         while stack:
             u, s = stack.pop()
             if u.__class__ is str:
+                if u in _NONFINITE:
+                    raise _Undefined  # x + inf is non-finite everywhere
                 if _is_num(u):
                     const = _cadd(const, s * number_value(u))
                 elif u == CONSTANT and mask:

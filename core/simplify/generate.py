@@ -22,6 +22,9 @@ _OP_WEIGHTS = [
     ("neg", 0.8), ("inv", 0.6), ("abs", 0.4), ("pow2", 0.8), ("pow3", 0.4), ("pow1_2", 0.2),
     ("sqrt", 0.4), ("exp", 0.6), ("log", 0.6), ("sin", 0.8), ("cos", 0.8), ("tan", 0.3),
     ("asin", 0.2), ("acos", 0.2), ("atan", 0.3), ("sinh", 0.2), ("cosh", 0.2), ("tanh", 0.2),
+    # second-pass vocabulary (SimpliPy's): inverse hyperbolics, real odd roots, pow4/pow5, scalings
+    ("asinh", 0.15), ("acosh", 0.15), ("atanh", 0.15), ("pow1_3", 0.15), ("pow1_5", 0.05), ("pow1_4", 0.05),
+    ("pow4", 0.1), ("pow5", 0.05), ("mult2", 0.05), ("div2", 0.05), ("mult3", 0.03), ("div3", 0.03),
 ]
 _LITERALS = ["1", "2", "3", "-1", "0.5", "pi", "e", "0"]
 _LIT_WEIGHTS = [4, 3, 1, 1, 1, 1, 1, 0.3]

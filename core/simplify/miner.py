@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 from mlx26.core.common.errors import InputError
-from mlx26.core.simplify.ops import ARITY, CONSTANT, OPERATORS, evaluate
+from mlx26.core.simplify.ops import ARITY, CONSTANT, FIRST_PASS_OPERATORS, OPERATORS, evaluate
 from mlx26.core.simplify.parse import tree_to_prefix
 
 DEFAULT_LITERALS = ("0", "1", "-1")
@@ -197,7 +197,7 @@ def mine(max_len: int = 5, n_vars: int = 2, seed: int = 0, literals=DEFAULT_LITE
     ``constants``: also enumerate sources with one ``<constant>`` (skeleton rules).
     ``progress``: optional callable receiving one-line status strings.
     """
-    ops = list(operators) if operators is not None else list(OPERATORS)
+    ops = list(operators) if operators is not None else list(FIRST_PASS_OPERATORS)
     for o in ops:
         if o not in ARITY:
             raise InputError(f"unknown operator {o!r}")

@@ -46,6 +46,45 @@ def _s_log(a: float) -> float:
     return math.log(a)
 
 
+def _np_oddroot(k: int) -> Callable:
+    """Real k-th root for odd k: defined on all reals (``(-8)**(1/3) = -2``), like ``np.cbrt``."""
+    if k == 3:
+        return np.cbrt
+
+    def f(a):
+        a = np.asarray(a, dtype=float)
+        return np.sign(a) * np.abs(a) ** (1.0 / k)
+
+    return f
+
+
+def _s_oddroot(k: int) -> Callable:
+    def f(a: float) -> float:
+        r = abs(a) ** (1.0 / k)
+        if k == 3:
+            r = float(np.cbrt(a))
+            return r
+        return math.copysign(r, a)
+
+    return f
+
+
+def _s_root4(a: float) -> float:
+    return math.sqrt(math.sqrt(a))
+
+
+def _np_root4(a):
+    return np.sqrt(np.sqrt(a))
+
+
+def _s_acosh(a: float) -> float:
+    return math.acosh(a)
+
+
+def _s_atanh(a: float) -> float:
+    return math.atanh(a)
+
+
 @dataclass(frozen=True)
 class Op:
     """One operator: token name, arity, numpy and scalar realisations, printing info."""
@@ -85,13 +124,40 @@ OPERATORS: dict[str, Op] = {
         Op("sinh", 1, np.sinh, math.sinh),
         Op("cosh", 1, np.cosh, math.cosh),
         Op("tanh", 1, np.tanh, math.tanh),
+        # second pass (issue 35): SimpliPy's wider vocabulary
+        Op("asinh", 1, np.arcsinh, math.asinh),
+        Op("acosh", 1, np.arccosh, _s_acosh),
+        Op("atanh", 1, np.arctanh, _s_atanh),
+        Op("pow4", 1, lambda a: np.square(np.square(a)), lambda a: (a * a) * (a * a), precedence=4),
+        Op("pow5", 1, lambda a: np.square(np.square(a)) * a, lambda a: (a * a) * (a * a) * a, precedence=4),
+        Op("pow1_3", 1, _np_oddroot(3), _s_oddroot(3), precedence=4),
+        Op("pow1_4", 1, _np_root4, _s_root4, precedence=4),
+        Op("pow1_5", 1, _np_oddroot(5), _s_oddroot(5), precedence=4),
+        *[Op(f"mult{k}", 1, (lambda k: lambda a: np.multiply(a, float(k)))(k), (lambda k: lambda a: a * k)(k),
+             precedence=2) for k in (2, 3, 4, 5)],
+        *[Op(f"div{k}", 1, (lambda k: lambda a: np.divide(a, float(k)))(k), (lambda k: lambda a: a / k)(k),
+             precedence=2) for k in (2, 3, 4, 5)],
     ]
 }
 ARITY: dict[str, int] = {name: op.arity for name, op in OPERATORS.items()}
 UNARY = frozenset(n for n, a in ARITY.items() if a == 1)
 BINARY = frozenset(n for n, a in ARITY.items() if a == 2)
+# Operators of the first pass: the rule miner enumerates these by default, so the shipped rules
+# (mined over exactly this table) regenerate byte-identically; the second-pass operators below are
+# handled by the engine's arithmetic, by hand-written identities and by imported rule files.
+FIRST_PASS_OPERATORS = ("+", "-", "*", "/", "pow", "neg", "inv", "abs", "pow2", "pow3", "pow1_2", "sqrt", "exp",
+                        "log", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh")
 # Aliases accepted by the infix parser in function-call position.
-FUNCTION_ALIASES = {"ln": "log", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "exp": "exp"}
+FUNCTION_ALIASES = {"ln": "log", "arcsin": "asin", "arccos": "acos", "arctan": "atan", "exp": "exp",
+                    "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "arsinh": "asinh",
+                    "arcosh": "acosh", "artanh": "atanh", "cbrt": "pow1_3"}
+# Non-finite literals as SimpliPy spells them (reconstruction): ``inf``/``-inf``/``nan`` tokens, also
+# written ``float('inf')`` etc.  They fold by IEEE arithmetic; see engine (``nan`` absorbs).
+NONFINITE_LITERALS = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+NONFINITE_SPELLINGS = {"inf": "inf", "+inf": "inf", "-inf": "-inf", "infinity": "inf", "-infinity": "-inf",
+                       "nan": "nan", "-nan": "nan", "float('inf')": "inf", "float('-inf')": "-inf",
+                       "float('nan')": "nan", 'float("inf")': "inf", 'float("-inf")': "-inf",
+                       'float("nan")': "nan", "oo": "inf", "-oo": "-inf", "zoo": "nan"}
 
 
 def is_var(tok: str) -> bool:
@@ -103,12 +169,18 @@ def is_wild(tok: str) -> bool:
 
 
 def is_number(tok: str) -> bool:
-    """Numeric literal token (including ``pi`` and ``e``)."""
-    return tok in NAMED_LITERALS or _NUM_RE.match(tok) is not None
+    """Numeric literal token (including ``pi``, ``e`` and the non-finite ``inf``, ``-inf``, ``nan``)."""
+    return tok in NAMED_LITERALS or tok in NONFINITE_LITERALS or _NUM_RE.match(tok) is not None
+
+
+def is_nonfinite(tok: str) -> bool:
+    return tok in NONFINITE_LITERALS
 
 
 def number_value(tok: str) -> float:
     v = NAMED_LITERALS.get(tok)
+    if v is None:
+        v = NONFINITE_LITERALS.get(tok)
     return float(tok) if v is None else v
 
 
@@ -123,8 +195,17 @@ def format_number(v: float) -> str:
     return repr(float(v))
 
 
+def format_value(v: float) -> str:
+    """Like ``format_number`` but non-finite values become the ``inf``/``-inf``/``nan`` tokens."""
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return format_number(v)
+
+
 def normalize_number(tok: str) -> str:
-    if tok in NAMED_LITERALS:
+    if tok in NAMED_LITERALS or tok in NONFINITE_LITERALS:
         return tok
     try:
         v = float(tok)
@@ -139,9 +220,6 @@ def check_token(tok: str) -> None:
     """Raise ExpressionError unless ``tok`` is a valid prefix token."""
     if tok in ARITY or tok == CONSTANT or is_var(tok) or is_number(tok):
         return
-    low = tok.lower()
-    if low in ("nan", "inf", "-inf", "+inf", "infinity", "-nan"):
-        raise ExpressionError(f"non-finite literal {tok!r} is not allowed")
     raise ExpressionError(f"unknown token {tok!r}")
 
 

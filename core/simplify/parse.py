@@ -26,6 +26,8 @@ from mlx26.core.simplify.ops import (
     CONSTANT,
     FUNCTION_ALIASES,
     NAMED_LITERALS,
+    NONFINITE_LITERALS,
+    NONFINITE_SPELLINGS,
     OPERATORS,
     check_token,
     is_number,
@@ -48,6 +50,8 @@ _CONST_NAME_RE = re.compile(r"^(c|C|c_?[0-9]+|const)$")
 _BIN_PREC = {"+": 1, "-": 1, "*": 2, "/": 2, "**": 4}
 _BIN_OP = {"+": "+", "-": "-", "*": "*", "/": "/", "**": "pow"}
 _NEG_PREC = 3
+_ROOTS = {("inv", "3"): "pow1_3", ("inv", "4"): "pow1_4", ("inv", "5"): "pow1_5"}
+_FLOAT_CALL_RE = re.compile(r"float\(\s*(['\"])\s*([-+]?)\s*(inf|infinity|nan)\s*\1\s*\)", re.IGNORECASE)
 
 
 def _mk(op: str, children: list[Tree]) -> Tree:
@@ -58,12 +62,19 @@ def _mk(op: str, children: list[Tree]) -> Tree:
             return ("pow2", children[0])
         if ex == "3":
             return ("pow3", children[0])
-        if ex == "0.5":
+        if ex == "0.5" or ex == ("inv", "2"):
             return ("pow1_2", children[0])
+        # written roots: x**(1/3) and x**(1/5) are real odd roots (defined for x < 0, like SimpliPy's
+        # pow1_3/pow1_5); x**(1/4) is the even root
+        root = _ROOTS.get(ex) if isinstance(ex, tuple) else None
+        if root is not None:
+            return (root, children[0])
     elif op == "/" and children[0] == "1":
         return ("inv", children[1])
     elif op == "neg":
         c = children[0]
+        if isinstance(c, str) and c in NONFINITE_LITERALS:
+            return {"inf": "-inf", "-inf": "inf", "nan": "nan"}[c]
         if isinstance(c, str) and is_number(c) and c not in NAMED_LITERALS:
             return normalize_number(c[1:] if c.startswith("-") else "-" + c)
     return (op, *children)
@@ -71,6 +82,8 @@ def _mk(op: str, children: list[Tree]) -> Tree:
 
 def _tokenize(s: str) -> list[str]:
     s = s.replace("\u2212", "-").replace("\u00d7", "*").replace("\u00f7", "/").replace("\u2013", "-")
+    if "float" in s:  # Python's float('inf') spelling, as in SimpliPy's rule files
+        s = _FLOAT_CALL_RE.sub(lambda m: ("(-inf)" if m.group(2) == "-" else m.group(3).lower()), s)
     pos = 0
     out: list[str] = []
     n = len(s)
@@ -219,8 +232,10 @@ def parse_infix_tree(s: str) -> Tree:
                 out.append(CONSTANT)
                 depth.append(0)
                 expect_operand = False
-            elif tok.lower() in ("nan", "inf", "infinity"):
-                raise ExpressionError(f"non-finite literal {tok!r} is not allowed")
+            elif tok.lower() in NONFINITE_SPELLINGS:
+                out.append(NONFINITE_SPELLINGS[tok.lower()])
+                depth.append(0)
+                expect_operand = False
             elif tok in ARITY:
                 raise ExpressionError(f"function {tok!r} must be followed by '('")
             else:
@@ -253,6 +268,8 @@ def tree_to_prefix(tree: Tree) -> list[str]:
 
 
 _VALID: dict[str, str] = {}
+_POW_TEXT = {"pow2": "2", "pow3": "3", "pow4": "4", "pow5": "5", "pow1_2": "0.5", "pow1_3": "(1/3)",
+             "pow1_4": "(1/4)", "pow1_5": "(1/5)"}
 
 
 def prefix_to_tree(tokens: list[str], check: bool = True) -> Tree:
@@ -270,6 +287,7 @@ def prefix_to_tree(tokens: list[str], check: bool = True) -> Tree:
             if check:
                 t2 = valid.get(tok)
                 if t2 is None:
+                    tok = NONFINITE_SPELLINGS.get(tok.lower(), tok)
                     check_token(tok)
                     t2 = normalize_number(tok) if is_number(tok) else tok
                     if len(valid) < 200_000:
@@ -353,10 +371,15 @@ def to_infix(prefix) -> str:
             if tok == "neg":
                 inner = f"({a})" if ap < 4 or aneg else a
                 stack.append(("-" + inner, 3, True))
-            elif tok in ("pow2", "pow3", "pow1_2"):
+            elif tok in _POW_TEXT:
                 base = f"({a})" if ap <= 4 else a
-                ex = {"pow2": "2", "pow3": "3", "pow1_2": "0.5"}[tok]
-                stack.append((f"{base}**{ex}", 4, False))
+                stack.append((f"{base}**{_POW_TEXT[tok]}", 4, False))
+            elif tok.startswith("mult") and tok[4:].isdigit():
+                inner = f"({a})" if ap < 2 or aneg else a
+                stack.append((f"{tok[4:]}*{inner}", 2, False))
+            elif tok.startswith("div") and tok[3:].isdigit():
+                inner = f"({a})" if ap < 2 else a
+                stack.append((f"{inner}/{tok[3:]}", 2, False))
             elif tok == "inv":
                 den = f"({a})" if ap <= 2 or aneg else a
                 stack.append((f"1/{den}", 2, False))
