@@ -42,7 +42,7 @@ class LMSettings:
     warmup_batch_size: int = 16
     num_generations: int = 8
     prompts_per_step: int = 2
-    max_completion_length: int = 24
+    max_completion_length: int = 40
     learning_rate: float = 1e-3
     temperature: float = 1.0
     audit_p: float | None = None
