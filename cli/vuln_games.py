@@ -88,7 +88,7 @@ def play_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable"
             continue
         t = g.transcript(context, a, np.random.default_rng(seed))
         s = auditor.score(t)
-        records.append({"context": g.contexts[context], "action": name, "reward": s["reward"],
+        records.append({"state": g.contexts[context], "action": name, "reward": s["reward"],
                         "exploit": s["exploit"], "success": s["success"], **t})
     emit(records[0] if action is not None else records, output, fmt, force=force,
          title=f"vuln-games play {game} ({variant}, SYNTHETIC)")
