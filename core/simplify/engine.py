@@ -68,6 +68,8 @@ _NONFINITE = frozenset(("inf", "-inf", "nan"))
 class _Undefined(Exception):
     """Internal: the sub-expression is non-finite everywhere (contains ``nan`` or a product/sum with ``inf``)."""
 _MAX_STEPS = 64
+_AC_BUDGET = 400  # match attempts per chain node: bounds AC matching on very long sums/products
+
 _CACHE_LIMIT = 400_000
 _RECURSION = 30_000
 
@@ -129,6 +131,14 @@ def _fold_ieee(op: str, kids) -> str:
     with np.errstate(all="ignore"):
         v = float(OPERATORS[op].np_fn(*[np.float64(number_value(c)) for c in kids]))
     return format_number(v) if math.isfinite(v) else "nan"
+
+
+def _head1(t: tuple) -> str:
+    """Head of the first operand (AC index key): operator name, literal, or "$" for a variable."""
+    c = t[1]
+    if c.__class__ is tuple:
+        return c[0]
+    return c if (_is_num(c) or c == CONSTANT) else "$"
 
 
 def _int_literal(t: Tree) -> int | None:
@@ -225,6 +235,8 @@ class Engine:
         self.memo: dict = {}
         self._busy: set = set()
         self.index = ruleset.index_for(mode, self.mask) if ruleset is not None else {}
+        ac = ruleset.ac_index_for(mode, self.mask) if ruleset is not None else {"+": {}, "*": {}}
+        self.ac_add, self.ac_mul = ac["+"], ac["*"]
 
     # ------------------------------------------------------------------ entry
     def run(self, tree: Tree) -> Tree:
@@ -475,7 +487,159 @@ class Engine:
             # 0 * f: every dropped factor must be defined (and non-zero if divided by)
             if not self.sound or all(probe(b)[1 if e < 0 else 0] for b, e in factors):
                 factors = []
-        return self.build_mul(coef, factors)
+        plain = self.build_mul(coef, factors)
+        if self.ac_mul and len(factors) >= 2:
+            better = self._ac_product(coef, factors, size(plain))
+            if better is not None:
+                return better
+        return plain
+
+    # ------------------------------------------------------------------ AC rule matching
+    def _rule_ok(self, rule, b: dict) -> bool:
+        if rule.repeated and any(has_const(b[w]) for w in rule.repeated):
+            return False
+        return not (self.sound and rule.dropped and not all(probe(b[w])[1] for w in rule.dropped))
+
+    def _ac_product(self, coef, factors: list, cur: int):
+        """Apply a rule whose left side is a product to any subset of ``factors`` (any order)."""
+        heads: dict = {}
+        keys: dict = {}
+        for i, (bse, _e) in enumerate(factors):
+            h = bse[0] if bse.__class__ is tuple else bse
+            heads.setdefault(h, []).append(i)
+            if bse.__class__ is tuple:
+                keys[(h, _head1(bse))] = None
+            keys[(h, "*")] = None
+        seen: set = set()
+        budget = [_AC_BUDGET]
+        for kk in keys:
+            for rule in self.ac_mul.get(kk, ()):
+                if id(rule) in seen:
+                    continue
+                seen.add(id(rule))
+                pats, pcoef = rule.ac_mul
+                if len(pats) > len(factors) or (coef is not _C and coef == 0):
+                    continue
+                if any(len(heads.get(hh, ())) < c for hh, c in rule.ac_need):
+                    continue
+                hit = self._ac_search(pats, factors, heads, 0, {}, set(), budget, False)
+                if hit is None:
+                    continue
+                b, used = hit
+                if not self._rule_ok(rule, b):
+                    continue
+                rest = [f for i, f in enumerate(factors) if i not in used]
+                r = substitute(rule.rhs, b)
+                c2 = coef if coef is _C else coef / pcoef
+                if _is_num(r):
+                    c2 = c2 if c2 is _C else c2 * number_value(r)
+                else:
+                    rest.append((r, 1))
+                try:
+                    cand = self.build_mul(c2, rest)
+                except ExpressionError:
+                    continue
+                if size(cand) < cur:
+                    return cand
+                if budget[0] <= 0:
+                    return None
+        return None
+
+    def _ac_search(self, pats: list, items: list, heads: dict, j: int, b: dict, used: set, budget: list,
+                   additive: bool, mult=None):
+        """Backtracking assignment of pattern terms ``pats[j:]`` to distinct ``items``.
+
+        Products: an item (base, exponent) matches (pattern, k, head) when the exponents are equal
+        and the base matches.  Sums (``additive``): an item (coefficient, unit tree) matches
+        (pattern coefficient, pattern, head) when the tree matches and all matched coefficients
+        share one multiplier ``mult`` (so 3*sin(x)**2 + 3*cos(x)**2 matches sin**2 + cos**2).
+        Returns (bindings, used indices, multiplier) or None; ``budget`` bounds the work per node."""
+        if j == len(pats):
+            return (b, used, mult) if additive else (b, used)
+        if additive:
+            k, pat, head = pats[j]
+        else:
+            pat, k, head = pats[j]
+        cands = heads.get(head, ()) if head is not None else range(len(items))
+        for i in cands:
+            if i in used:
+                continue
+            budget[0] -= 1
+            if budget[0] < 0:
+                return None
+            x, y = items[i]
+            if additive:
+                if x is _C:
+                    continue
+                m = x / k
+                if mult is not None and abs(m - mult) > 1e-12 * max(abs(m), abs(mult)):
+                    continue
+                tree = y
+            else:
+                if y != k:
+                    continue
+                m = mult
+                tree = x
+            b2 = dict(b)
+            if not match_pattern(pat, tree, b2):
+                continue
+            used.add(i)
+            r = self._ac_search(pats, items, heads, j + 1, b2, used, budget, additive, m)
+            if r is not None:
+                return r
+            used.discard(i)
+        return None
+
+    def _ac_sum(self, final: list, const, cur: int):
+        """Apply a rule whose left side is a sum to any subset of the terms (any order, common factor)."""
+        items = []
+        heads: dict = {}
+        keys: dict = {}
+        for i, (coef, factors) in enumerate(final):
+            unit = self.build_mul(1.0, factors)
+            items.append((coef, unit))
+            h = unit[0] if unit.__class__ is tuple else unit
+            heads.setdefault(h, []).append(i)
+            if unit.__class__ is tuple:
+                keys[(h, _head1(unit))] = None
+            keys[(h, "*")] = None
+        seen: set = set()
+        budget = [_AC_BUDGET]
+        for kk in keys:
+            for rule in self.ac_add.get(kk, ()):
+                if id(rule) in seen:
+                    continue
+                seen.add(id(rule))
+                pats, pconst = rule.ac_add
+                if len(pats) > len(items):
+                    continue
+                if any(len(heads.get(hh, ())) < c for hh, c in rule.ac_need):
+                    continue
+                hit = self._ac_search(pats, items, heads, 0, {}, set(), budget, True)
+                if hit is None:
+                    if budget[0] <= 0:
+                        return None
+                    continue
+                b, used, m = hit
+                if m is None:
+                    continue
+                if not self._rule_ok(rule, b):
+                    continue
+                c2 = const if const is _C else const - m * pconst
+                rest = [final[i] for i in range(len(final)) if i not in used]
+                r = substitute(rule.rhs, b)
+                if _is_num(r):
+                    c2 = c2 if c2 is _C else c2 + m * number_value(r)
+                else:
+                    rest.append((m, [(r, 1)]))
+                try:
+                    cand = self._build_sum(rest, c2)
+                except ExpressionError:
+                    continue
+                if size(cand) < cur:
+                    return cand
+        return None
+
 
     # ------------------------------------------------------------------ additive chains
     def norm_add(self, n: Tree) -> Tree:
@@ -536,6 +700,10 @@ class Engine:
                 continue
             final.append((coef, factors))
         plain = self._build_sum(final, const)
+        if self.ac_add and len(final) + (const != 0) >= 2:
+            better = self._ac_sum(final, const, size(plain))
+            if better is not None:
+                return better
         if len(final) >= 2 and const == 0 and const is not _C:
             fact = self._factor(final)
             if fact is not None and size(fact) < size(plain):

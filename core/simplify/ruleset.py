@@ -19,10 +19,13 @@ from pathlib import Path
 
 from mlx26.core.common.errors import InputError
 from mlx26.core.simplify.errors import ExpressionError
-from mlx26.core.simplify.ops import ARITY, CONSTANT, is_number, is_wild
+from mlx26.core.simplify.ops import ARITY, CONSTANT, is_number, is_wild, number_value
 from mlx26.core.simplify.parse import Tree
 
 DEFAULT_RULES = Path(__file__).resolve().parent / "rules" / "default.json"
+# Hand-written identities whose smallest source is longer than the mined 5 tokens (each one
+# re-verified numerically by tests/simplify/test_ac.py); loaded together with the mined rules.
+IDENTITY_RULES = Path(__file__).resolve().parent / "rules" / "identities.json"
 
 
 def pattern_tree(prefix) -> Tree:
@@ -82,6 +85,65 @@ class CompiledRule:
     repeated: tuple = ()
     dropped: tuple = ()
     index_key: tuple = field(default=())
+    # associative-commutative forms (None when the root is not + - or * /, or no term is anchored):
+    # ac_add = (terms [(coefficient, pattern tree, anchor head or None)], numeric constant)
+    # ac_mul = (factors [(base pattern, exponent, anchor head or None)], numeric coefficient)
+    ac_add: tuple | None = None
+    ac_mul: tuple | None = None
+    has_constant: bool = False
+    ac_need: tuple = ()  # ((head, count), ...): heads a chain must contain for the AC form to match
+
+
+def _anchor(t: Tree) -> str | None:
+    if isinstance(t, tuple):
+        return t[0]
+    return None if is_wild(t) else t
+
+
+def _flatten_add(t: Tree):
+    """(terms, constant) of an additive pattern; each term is (coefficient, tree)."""
+    terms: list = []
+    const = 0.0
+    stack = [(t, 1.0)]
+    while stack:
+        u, s = stack.pop()
+        if isinstance(u, tuple) and u[0] in ("+", "-"):
+            stack.append((u[2], s if u[0] == "+" else -s))
+            stack.append((u[1], s))
+        elif isinstance(u, tuple) and u[0] == "neg":
+            stack.append((u[1], -s))
+        elif isinstance(u, str) and is_number(u) and u not in ("inf", "-inf", "nan"):
+            const += s * number_value(u)
+        elif isinstance(u, tuple) and u[0] == "*" and isinstance(u[1], str) and is_number(u[1]) \
+                and u[1] not in ("inf", "-inf", "nan", "0"):
+            terms.append((s * number_value(u[1]), u[2]))
+        else:
+            terms.append((s, u))
+    return terms, const
+
+
+_POWK = {"pow2": 2, "pow3": 3, "pow4": 4, "pow5": 5}
+
+
+def _flatten_mul(t: Tree):
+    """(factors, coefficient) of a multiplicative pattern; each factor is (base, integer exponent)."""
+    factors: list = []
+    coef = 1.0
+    stack = [(t, 1)]
+    while stack:
+        u, e = stack.pop()
+        if isinstance(u, tuple) and u[0] in ("*", "/"):
+            stack.append((u[2], e if u[0] == "*" else -e))
+            stack.append((u[1], e))
+        elif isinstance(u, tuple) and u[0] == "inv":
+            stack.append((u[1], -e))
+        elif isinstance(u, tuple) and u[0] in _POWK:
+            factors.append((u[1], _POWK[u[0]] * e))
+        elif isinstance(u, str) and is_number(u) and u not in ("inf", "-inf", "nan", "0"):
+            coef *= number_value(u) ** e
+        else:
+            factors.append((u, e))
+    return factors, coef
 
 
 def _head(t: Tree) -> str:
@@ -103,8 +165,24 @@ def compile_rule(d: dict) -> CompiledRule:
     dropped = tuple(sorted(set(lw) - rw))
     key = (lhs[0],) + tuple(_head(c) for c in lhs[1:])
     ls, rs = _tsize(lhs), _tsize(rhs)
+    has_c = CONSTANT in _leaves(lhs)
+    ac_add = ac_mul = None
+    if not has_c and lhs[0] in ("+", "-"):
+        terms, const = _flatten_add(lhs)
+        if len(terms) + (const != 0) >= 2 and any(_anchor(p) for _, p in terms):
+            # anchored terms first: the backtracking search then starts from the few candidates
+            items = sorted([(c, p, _anchor(p)) for c, p in terms], key=lambda x: x[2] is None)
+            ac_add = (items, const)
+    elif not has_c and lhs[0] in ("*", "/"):
+        factors, coef = _flatten_mul(lhs)
+        if len(factors) >= 2 and any(_anchor(b) for b, _ in factors):
+            ac_mul = (sorted([(b, e, _anchor(b)) for b, e in factors], key=lambda x: x[2] is None), coef)
+    need: dict = {}
+    for *_x, a in (ac_add[0] if ac_add else ac_mul[0] if ac_mul else ()):
+        if a:
+            need[a] = need.get(a, 0) + 1
     return CompiledRule(lhs, rhs, bool(d.get("sound", False)), bool(d.get("masked", False)),
-                        ls, ls - rs, repeated, dropped, key)
+                        ls, ls - rs, repeated, dropped, key, ac_add, ac_mul, has_c, tuple(sorted(need.items())))
 
 
 class RuleSet:
@@ -137,12 +215,64 @@ class RuleSet:
             self._index[k] = idx
         return idx
 
+    def ac_index_for(self, mode: str, mask: bool) -> dict:
+        """{"+": {anchor head: [rules]}, "*": {...}}: rules matched modulo associativity/commutativity.
+
+        A rule is filed under the anchor head of its first anchored term (factor); the engine looks
+        up the heads present in a sum (product) and tries each rule once."""
+        k = ("ac", mode, mask)
+        idx = self._index.get(k)
+        if idx is None:
+            idx = {"+": {}, "*": {}}
+            for i, r in enumerate(self.rules):
+                if (mode == "sound" and not r.sound) or (r.masked and not mask) or r.gain <= 0:
+                    continue
+                if r.ac_add is not None:
+                    kind, items = "+", r.ac_add[0]
+                elif r.ac_mul is not None:
+                    kind, items = "*", r.ac_mul[0]
+                else:
+                    continue
+                # file under (head, head of the first operand) of the first anchored term, e.g.
+                # ("pow2", "sin") for sin(x)**2: the engine looks up both that and (head, "*")
+                first = next(x for x in items if x[2])
+                pat = first[1] if kind == "+" else first[0]
+                sub = pat[1] if len(pat) > 1 else None
+                sub_head = "*" if sub is None or (isinstance(sub, str) and is_wild(sub)) else (
+                    sub[0] if isinstance(sub, tuple) else sub)
+                idx[kind].setdefault((first[2], sub_head), []).append((-r.gain, i, r))
+            for kind in idx:
+                idx[kind] = {kk: [r for _, _, r in sorted(v, key=lambda x: (x[0], x[1]))]
+                             for kk, v in idx[kind].items()}
+            self._index[k] = idx
+        return idx
+
+    def merged(self, other: RuleSet) -> RuleSet:
+        """A rule set with this set's rules followed by ``other``'s."""
+        rs = RuleSet(self.raw + other.raw, {"merged": [self.provenance, other.provenance]},
+                     f"{self.path}+{other.path}")
+        return rs
+
 
 _CACHE: dict = {}
 
 
 def load_rules(path=None) -> RuleSet:
-    """Load a rules JSON file (default: the shipped ``rules/default.json``), cached by path."""
+    """Load a rules JSON file, cached by path; default: the shipped mined ``rules/default.json``
+    plus the hand-written ``rules/identities.json``.  A SimpliPy rule-set file (its list-of-pairs
+    format, see ``simplipy_format``) is recognised and imported."""
+    if path is None:
+        rs = _CACHE.get("<default>")
+        if rs is None:
+            rs = _load_file(None)
+            if IDENTITY_RULES.exists():
+                rs = rs.merged(_load_file(IDENTITY_RULES))
+            _CACHE["<default>"] = rs
+        return rs
+    return _load_file(path)
+
+
+def _load_file(path) -> RuleSet:
     p = Path(path) if path is not None else DEFAULT_RULES
     k = str(p.resolve()) if p.exists() else str(p)
     rs = _CACHE.get(k)
