@@ -150,7 +150,9 @@ def equiv(
     rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-6,
     domain: Annotated[str, typer.Option("--domain", help="strict: same domain too; intersection: "
                                         "compare where both are finite.")] = "strict",
-    rename: Annotated[bool, typer.Option("--rename", help="Allow renaming variables.")] = False,
+    rename: Annotated[bool, typer.Option("--rename", help="Allow renaming variables (also permutations of the "
+                                         "same names; variables are paired by functional signature first).")
+                      ] = False,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
@@ -163,6 +165,7 @@ def equiv(
     Examples:
       mlx26 simplify equiv 'sin(x1)**2 + cos(x1)**2' '1'
       mlx26 simplify equiv 'x1*<constant> + <constant>' '<constant>*(x1 + <constant>)' --format json
+      mlx26 simplify equiv 'x1/x2' 'x2/x1' --rename
     """
     if domain not in DOMAINS:
         raise unknown_name("domain", domain, DOMAINS)
@@ -223,6 +226,11 @@ def decontam(
     mode: ModeOpt = "sound",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the functional-image grid.", min=0)] = 0,
     image: Annotated[bool, typer.Option("--image/--no-image", help="Also match by functional image.")] = True,
+    canonical: Annotated[bool, typer.Option("--canonical/--first-pass", help="Keys insensitive to variable "
+                                            "renaming (signature order) and to a free scale/offset "
+                                            "(default), or the first pass's first-appearance keys.")] = True,
+    cancel: Annotated[bool, typer.Option("--cancel", help="Also cancel common polynomial factors of "
+                                         "numerator and denominator (needs SymPy).")] = False,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
@@ -235,6 +243,7 @@ def decontam(
     \b
     Examples:
       mlx26 simplify decontam --train <(printf 'x1+x1\\nsin(x2)\\n') --test <(printf '2*x1\\n')
+      mlx26 simplify decontam --train <(printf 'x3/x1 + 2\\n(x1**2-1)/(x1-1)\\n') --test <(printf 'x2/x1\\nx1+1\\n') --cancel
     """
     _mode(mode)
     if train == "-" and test == "-":
@@ -244,8 +253,12 @@ def decontam(
 
     train_source = RecordStream(train, text_default="lines")
     test_items = [_item(r) for _, r in RecordStream(test, text_default="lines")]
+    if cancel:
+        from mlx26.cli._errors import require
+
+        require("sympy", "simplify")
     kept, stats = core.decontaminate((_item(r) for _, r in train_source), test_items, mode=mode, seed=seed,
-                                     use_image=image)
+                                     use_image=image, canonical=canonical, cancel=cancel)
     as_lines = train_source.format == "lines"
     records = ({VALUE_KEY: x} if as_lines else x for x in kept)
     emit(records, output, answer_in_kind(fmt, output, train_source.format), force=force)

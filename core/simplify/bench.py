@@ -332,3 +332,144 @@ def throughput(n: int = 100_000, seed: int = 0, workers: int = 1, max_ops: int =
     dt = time.perf_counter() - t0
     errs = sum(1 for o in out if isinstance(o, Exception))
     return {"n": n, "workers": workers, "seconds": dt, "expr_per_s": n / dt, "errors": errs}
+
+
+# ----------------------------------------------------------------------------- decontamination recall
+# Nguyen-1..12 (Uy et al. 2011), typed in from the published list (the same formulas as core/sr/suites.py).
+NGUYEN = [
+    "x1**3 + x1**2 + x1", "x1**4 + x1**3 + x1**2 + x1", "x1**5 + x1**4 + x1**3 + x1**2 + x1",
+    "x1**6 + x1**5 + x1**4 + x1**3 + x1**2 + x1", "sin(x1**2)*cos(x1) - 1", "sin(x1) + sin(x1 + x1**2)",
+    "log(x1 + 1) + log(x1**2 + 1)", "sqrt(x1)", "sin(x1) + sin(x2**2)", "2*sin(x1)*cos(x2)", "x1**x2",
+    "x1**4 - x1**3 + x2**2/2 - x2",
+]
+
+
+def _respell(tree, rng, rename: dict, rescale: bool):
+    """Rename variables, rescale maskable literals, shuffle the operands of + and * chains."""
+    if isinstance(tree, str):
+        if tree in rename:
+            return rename[tree]
+        if rescale and tree not in ("0", "1", "-1", "pi", "e") and tree[0].isdigit():
+            return repr(round(float(tree) * rng.uniform(0.3, 4.0), 3))
+        return tree
+    op = tree[0]
+    if op in ("+", "*"):
+        items, stack = [], [tree]
+        while stack:
+            u = stack.pop()
+            if isinstance(u, tuple) and u[0] == op:
+                stack.extend(u[1:])
+            else:
+                items.append(_respell(u, rng, rename, rescale))
+        rng.shuffle(items)
+        t = items[0]
+        for x in items[1:]:
+            t = (op, t, x)
+        return t
+    if op == "pow":  # keep literal exponents (they are not constants of the skeleton)
+        return (op, _respell(tree[1], rng, rename, rescale), _respell(tree[2], rng, rename, False))
+    return (op,) + tuple(_respell(c, rng, rename, rescale) for c in tree[1:])
+
+
+def _mutations(tree) -> list:
+    """Near misses: one operator, exponent, variable or term changed (non-equivalent spellings)."""
+    swaps = {"sin": "cos", "cos": "sin", "log": "exp", "sqrt": "abs", "pow2": "pow3", "pow3": "pow2", "+": "-",
+             "-": "+", "*": "/"}
+    out = []
+
+    def walk(t, path):
+        if isinstance(t, str):
+            if t == "x1":
+                out.append(_replace(tree, path, "x2"))
+            return
+        if t[0] in swaps:
+            out.append(_replace(tree, path, (swaps[t[0]],) + t[1:]))
+        if t[0] == "pow" and isinstance(t[2], str) and t[2].isdigit():
+            out.append(_replace(tree, path, ("pow", t[1], str(int(t[2]) + 1))))
+        for i, c in enumerate(t[1:]):
+            walk(c, path + (i + 1,))
+
+    walk(tree, ())
+    out.append(("+", tree, "x1"))
+    return out
+
+
+def _replace(t, path, new):
+    if not path:
+        return new
+    i = path[0]
+    return t[:i] + (_replace(t[i], path[1:], new),) + t[i + 1:]
+
+
+def decontam_recall(seed: int = 0, per_formula: int = 10, sympy_forms: bool = True) -> dict:
+    """Recall of ``Decontaminator`` (test set: Nguyen-1..12) on equivalent spellings made by renaming
+    variables, rescaling maskable constants and reordering terms, and on SymPy's expand/factor/
+    simplify/trigsimp forms; precision on near misses (one operator, exponent, variable or term
+    changed) that are checked to be non-equivalent skeletons.  Canonical keys vs the first-pass
+    keys side by side."""
+    import random
+
+    from mlx26.core.simplify.equiv import Decontaminator, equivalent
+    from mlx26.core.simplify.errors import ExpressionError
+    from mlx26.core.simplify.parse import parse_infix_tree, to_infix, tree_to_prefix
+
+    rng = random.Random(seed)
+    trees = [parse_infix_tree(f) for f in NGUYEN]
+    spellings: list[list[str]] = []
+    for t in trees:
+        for _ in range(per_formula):
+            names = ["x1", "x2", "x3"]
+            rng.shuffle(names)
+            ren = dict(zip(["x1", "x2", "x3"], names, strict=True))
+            spellings.append(tree_to_prefix(_respell(t, rng, ren, rescale=True)))
+    sym_forms: list[list[str]] = []
+    if sympy_forms:
+        import sympy as sp
+
+        for t in trees:
+            e = to_sympy(tree_to_prefix(t))
+            seen = {str(e)}
+            for f in (sp.expand, sp.factor, sp.simplify, sp.trigsimp, sp.expand_log, sp.expand_trig):
+                try:
+                    g = f(e)
+                except Exception:  # noqa: BLE001 - a SymPy failure just gives no spelling
+                    continue
+                if str(g) in seen:
+                    continue
+                seen.add(str(g))
+                try:
+                    from mlx26.core.simplify.parse import parse_prefix
+
+                    sym_forms.append(parse_prefix(sympy_prefix(g)))
+                except ExpressionError:
+                    continue
+    # near misses, kept only when not equivalent (as skeletons, renaming allowed) to any Nguyen formula
+    from mlx26.core.simplify.engine import simplify
+
+    masked = [simplify(tree_to_prefix(t), mask_constants=True) for t in trees]
+    misses: list[list[str]] = []
+    for t in trees:
+        for m in _mutations(t):
+            p = tree_to_prefix(m)
+            try:
+                sm = simplify(p, mask_constants=True)
+            except ExpressionError:
+                continue
+            if any(equivalent(sm, q, allow_renaming=True, n_challenges=2, n_points=64) for q in masked):
+                continue
+            misses.append(p)
+    out: dict = {"test_formulas": len(trees), "respellings": len(spellings), "sympy_forms": len(sym_forms),
+                 "near_misses": len(misses)}
+    for label, kw in (("canonical", {"canonical": True}), ("first_pass", {"canonical": False})):
+        for name, rows, want_drop in (("respellings", spellings, True), ("sympy_forms", sym_forms, True),
+                                      ("near_misses", misses, False)):
+            d = Decontaminator([tree_to_prefix(t) for t in trees], **kw)
+            kept = list(d.filter(rows))
+            frac = (len(rows) - len(kept)) / len(rows) if rows else float("nan")
+            if want_drop:
+                out[f"{label}_recall_{name}"] = frac
+                out[f"{label}_missed_{name}"] = [to_infix(r) for r in kept][:5]
+            else:
+                out[f"{label}_precision_{name}"] = 1.0 - frac
+                out[f"{label}_false_drops"] = [to_infix(r) for r in rows if r not in kept][:5]
+    return out

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import sys
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -60,8 +61,34 @@ _ADD = frozenset(("+", "-", "neg"))
 _MUL = frozenset(("*", "/", "inv", "pow2", "pow3", "pow4", "pow5", "mult2", "mult3", "mult4", "mult5", "div2",
                   "div3", "div4", "div5"))
 _POWK = {"pow2": 2, "pow3": 3, "pow4": 4, "pow5": 5}
-_SCALE = {"mult2": 2.0, "mult3": 3.0, "mult4": 4.0, "mult5": 5.0, "div2": 0.5, "div3": 1.0 / 3.0, "div4": 0.25,
-          "div5": 0.2}
+_SCALE = {"mult2": Fraction(2), "mult3": Fraction(3), "mult4": Fraction(4), "mult5": Fraction(5),
+          "div2": Fraction(1, 2), "div3": Fraction(1, 3), "div4": Fraction(1, 4), "div5": Fraction(1, 5)}
+_NUMVAL: dict = {}
+
+
+def _numval(tok: str):
+    """Exact value of a decimal literal (a Fraction: folded constants stay exact where rational,
+    so 0.1 + 0.2 is 0.3 and x/3 + x/6 is x/2); ``pi`` and ``e`` are floats."""
+    v = _NUMVAL.get(tok)
+    if v is None:
+        v = number_value(tok) if tok in ("pi", "e") else Fraction(tok)
+        if len(_NUMVAL) < 100_000:
+            _NUMVAL[tok] = v
+    return v
+
+
+def _tame(c):
+    """Keep exact coefficients bounded: huge numerators/denominators fall back to floats (and an
+    overflowing constant is an undefined expression)."""
+    if c.__class__ is Fraction and (abs(c.numerator) > _BIG or c.denominator > _BIG):
+        try:
+            return float(c)
+        except OverflowError:
+            raise ExpressionError("expression is undefined: a constant factor overflows") from None
+    return c
+
+
+_BIG = 10**40
 _NONFINITE = frozenset(("inf", "-inf", "nan"))
 
 
@@ -131,6 +158,21 @@ def _fold_ieee(op: str, kids) -> str:
     with np.errstate(all="ignore"):
         v = float(OPERATORS[op].np_fn(*[np.float64(number_value(c)) for c in kids]))
     return format_number(v) if math.isfinite(v) else "nan"
+
+
+def _scaled(t: Tree, c) -> Tree:
+    """``c*t`` pushed into the terms of the additive chain ``t`` (before re-normalisation)."""
+    if t.__class__ is tuple and t[0] in ("+", "-"):
+        return (t[0], _scaled(t[1], c), _scaled(t[2], c))
+    if t.__class__ is tuple and t[0] == "neg":
+        return ("neg", _scaled(t[1], c))
+    return ("*", _lit(c), t)
+
+
+def _lit(c) -> str:
+    if c.__class__ is Fraction and c.denominator != 1:
+        return repr(float(c))  # a float literal; flat_mul reads it back as the exact Fraction of that float
+    return format_number(c)
 
 
 def _head1(t: tuple) -> str:
@@ -335,7 +377,7 @@ class Engine:
     # ------------------------------------------------------------------ multiplicative chains
     def flat_mul(self, u: Tree):
         """(coefficient, [(base, exponent), ...]) of a multiplicative chain."""
-        coef: Any = 1.0  # a float, or _C (masked)
+        coef: Any = 1  # an exact Fraction/int, a float, or _C (masked)
         factors: list = []
         stack = [(u, 1)]
         mask = self.mask
@@ -348,13 +390,21 @@ class Engine:
                     coef = _cmul(coef, 0.0) if coef is not _C else 0.0  # 1/inf = 0
                     continue
                 if _is_num(v):
-                    val = number_value(v)
+                    val = _numval(v)
                     if e == 1:
                         coef = _cmul(coef, val)
                     elif val == 0:
-                        raise ExpressionError("expression is undefined: division by zero")
-                    else:
-                        coef = _cmul(coef, 1.0 / val) if coef is not _C else _C
+                        if e == 0:
+                            continue  # 0**0 = 1, as np.power
+                        if e < 0:
+                            raise ExpressionError("expression is undefined: division by zero")
+                        coef = _cmul(coef, 0)
+                    elif coef is not _C:
+                        # literal powers fold (2**2 -> 4, x/2**2 -> x/4), exactly for rationals
+                        try:
+                            coef = _tame(_cmul(coef, _tame(val ** e) if val.__class__ is Fraction else val ** e))
+                        except OverflowError:
+                            raise ExpressionError("expression is undefined: a constant factor overflows") from None
                 elif v == CONSTANT and mask:
                     coef = _cmul(coef, _C)
                 else:
@@ -370,18 +420,26 @@ class Engine:
             elif op == "inv":
                 stack.append((v[1], -e))
             elif op == "neg" and e in (1, -1):
-                coef = _cmul(coef, -1.0)
+                coef = _cmul(coef, -1)
                 stack.append((v[1], e))
             elif op in _POWK:
-                factors.append((v[1], _POWK[op] * e))
+                if _is_num(v[1]) and v[1] not in _NONFINITE:
+                    stack.append((v[1], _POWK[op] * e))
+                else:
+                    factors.append((v[1], _POWK[op] * e))
             elif op in _SCALE and e in (1, -1):
                 k = _SCALE[op] if e == 1 else 1.0 / _SCALE[op]
                 coef = _cmul(coef, k) if coef is not _C else _C
                 stack.append((v[1], e))
             elif op == "pow" and (k := _int_literal(v[2])) is not None:
-                factors.append((v[1], k * e))
+                if _is_num(v[1]) and v[1] not in _NONFINITE:
+                    stack.append((v[1], k * e))
+                else:
+                    factors.append((v[1], k * e))
             else:
                 factors.append((v, e))
+        if coef is not _C:
+            coef = _tame(coef)
         if coef is not _C and not math.isfinite(coef):
             raise ExpressionError("expression is undefined: a constant factor overflows")
         return coef, self.merge_factors(factors)
@@ -452,7 +510,9 @@ class Engine:
                     lead, neg = CONSTANT, False
                 elif a != 1:
                     r = 1.0 / a
-                    if a < 1 and r == round(r) and r < 1e15:
+                    # x/8 rather than 0.125*x; but a lone 1/8 is the literal 0.125 when that is exact
+                    if a < 1 and r == round(r) and r < 1e15 and not (
+                            not factors and a.__class__ is Fraction and Fraction(repr(float(a))) == a):
                         den.append(format_number(r))
                     else:
                         lead = format_number(a)
@@ -488,6 +548,13 @@ class Engine:
             if not self.sound or all(probe(b)[1 if e < 0 else 0] for b, e in factors):
                 factors = []
         plain = self.build_mul(coef, factors)
+        if coef is not _C and len(factors) == 1 and factors[0][1] == 1 and coef not in (0, 1, -1):
+            b = factors[0][0]
+            if b.__class__ is tuple and b[0] in ("+", "-"):
+                # distribute a numeric factor where it shortens: 0.5*(2*x1 + x2) -> x1 + 0.5*x2
+                dist = self.norm_add(_scaled(b, coef))
+                if size(dist) < size(plain):
+                    return dist
         if self.ac_mul and len(factors) >= 2:
             better = self._ac_product(coef, factors, size(plain))
             if better is not None:
@@ -643,9 +710,9 @@ class Engine:
 
     # ------------------------------------------------------------------ additive chains
     def norm_add(self, n: Tree) -> Tree:
-        const: Any = 0.0  # a float, or _C (masked)
+        const: Any = 0  # exact (Fraction/int), a float, or _C (masked)
         terms: list = []  # [coef, factors, fkey]
-        stack = [(n, 1.0)]
+        stack = [(n, 1)]
         mask = self.mask
         while stack:
             u, s = stack.pop()
@@ -653,7 +720,7 @@ class Engine:
                 if u in _NONFINITE:
                     raise _Undefined  # x + inf is non-finite everywhere
                 if _is_num(u):
-                    const = _cadd(const, s * number_value(u))
+                    const = _cadd(const, s * _numval(u))
                 elif u == CONSTANT and mask:
                     const = _C
                 else:

@@ -107,18 +107,98 @@ def equivalent_details(a, b, n_points: int = 128, seed: int = 0, rtol: float = 1
     pa, pb = _prefix(a), _prefix(b)
     va = sorted({t for t in pa if is_var(t)}, key=lambda t: int(t[1:]))
     vb = sorted({t for t in pb if is_var(t)}, key=lambda t: int(t[1:]))
-    mappings: list[dict] = [{}]
-    if allow_renaming and va != vb and len(va) == len(vb) and len(vb) <= 6:
-        mappings = [dict(zip(vb, perm, strict=True)) for perm in itertools.permutations(va)]
+    if not allow_renaming or len(va) != len(vb):
+        res = _equivalent_fixed(pa, pb, n_points, seed, rtol, domain, n_challenges)
+        res["mapping"] = {}
+        return res
     last = {"equivalent": False, "reason": "no mapping tried"}
-    for m in mappings:
+    tried = 0
+    for m in _candidate_mappings(pa, pb, va, vb):
+        tried += 1
         pbm = [m.get(t, t) for t in pb]
         res = _equivalent_fixed(pa, pbm, n_points, seed, rtol, domain, n_challenges)
-        res["mapping"] = m
+        res["mapping"] = {k: v for k, v in m.items() if k != v}
+        res["mappings_tried"] = tried
         if res["equivalent"]:
             return res
         last = res
+        if tried >= MAX_MAPPINGS:
+            last["reason"] += f" (stopped after {MAX_MAPPINGS} variable mappings)"
+            break
     return last
+
+
+MAX_MAPPINGS = 5040
+
+
+def _candidate_mappings(pa: list[str], pb: list[str], va: list[str], vb: list[str]):
+    """Mappings of b's variables onto a's: signature-matched ones first, then the rest.
+
+    Each variable's functional signature (``canon.signature``: f with that variable varied and
+    all others at one shared value) does not depend on the other variables' names, so equal
+    functions up to renaming pair their variables by equal signatures: with distinct
+    signatures there is exactly one candidate, whatever the number of variables.  Skeletons
+    with constants, or signatures that do not pair up (domain edges, rounding), fall back to
+    permutations ordered by signature closeness.  Identity comes first when names agree."""
+    from mlx26.core.simplify.canon import signature
+
+    n = max([int(v[1:]) for v in va + vb] or [1])
+    sa = {v: signature(pa, v, n, 5) for v in va}
+    sb = {v: signature(pb, v, n, 5) for v in vb}
+    seen: set = set()
+
+    def emit(m):
+        k = tuple(sorted(m.items()))
+        if k not in seen:
+            seen.add(k)
+            return True
+        return False
+
+    groups_a: dict = {}
+    for v in va:
+        groups_a.setdefault(sa[v], []).append(v)
+    groups_b: dict = {}
+    for v in vb:
+        groups_b.setdefault(sb[v], []).append(v)
+    paired = sorted(groups_a) == sorted(groups_b) and all(len(groups_a[k]) == len(groups_b[k]) for k in groups_a)
+    if paired:
+        keys = sorted(groups_a)
+        for combo in itertools.product(*[itertools.permutations(groups_a[k]) for k in keys]):
+            m = {}
+            for k, perm in zip(keys, combo, strict=True):
+                m.update(zip(groups_b[k], perm, strict=True))
+            if emit(m):
+                yield m
+    ident = {v: v for v in vb} if va == vb else None
+    if ident is not None and emit(ident):
+        yield ident
+
+    # fallback: every permutation, nearest signatures first (lazy; bounded by MAX_MAPPINGS)
+    def dist(x, y):
+        return sum(p != q for p, q in zip(sa[x], sb[y], strict=True))
+
+    order_b = sorted(vb, key=lambda v: sb[v])
+    for perm in itertools.permutations(sorted(va, key=lambda v: sa[v])):
+        m = dict(zip(order_b, perm, strict=True))
+        if emit(m):
+            yield m
+
+
+def _overflow_only(pa, pb, X, ya, yb, idx, rtol) -> bool:
+    """Re-evaluate the points where exactly one side is finite with mpmath: True when every such
+    point is a float64 overflow (both defined and equal at 80 digits), not a domain difference."""
+    try:
+        from mlx26.core.simplify.canon import evaluate_mp
+    except ImportError:  # pragma: no cover - mpmath ships with sympy
+        return False
+    for i in idx:
+        a = evaluate_mp(pa, X[i])
+        b = evaluate_mp(pb, X[i])
+        if a is None or b is None:
+            return False
+        if abs(a - b) > rtol * max(abs(a), abs(b)) + 1e-10:
+            return False
+    return True
 
 
 def _equivalent_fixed(pa, pb, n_points, seed, rtol, domain, n_challenges) -> dict:
@@ -133,7 +213,11 @@ def _equivalent_fixed(pa, pb, n_points, seed, rtol, domain, n_challenges) -> dic
             ya, yb = evaluate(pa, X), evaluate(pb, X)
             fa, fb = np.isfinite(ya), np.isfinite(yb)
             if domain == "strict" and np.any(fa != fb):
-                return {"equivalent": False, "reason": "different domains", "points_compared": compared}
+                idx = np.flatnonzero(fa != fb)
+                # an intermediate overflow (exp(exp(x)) = inf, then inf/inf = nan) looks like a domain
+                # difference in float64: decide those points at 80 digits (stops at the first real one)
+                if len(idx) > 1024 or not _overflow_only(pa, pb, X, ya, yb, idx, rtol):
+                    return {"equivalent": False, "reason": "different domains", "points_compared": compared}
             both = fa & fb
             compared += int(both.sum())
             if not _close(ya[both], yb[both], rtol):
@@ -184,10 +268,13 @@ class Decontaminator:
     """Hash index of test keys; ``filter(train)`` streams the kept training items."""
 
     def __init__(self, test: Iterable, mode: str = "sound", n_points: int = 32, seed: int = 0,
-                 digits: int = 6, use_image: bool = True, n_vars_grid: int = 8):
+                 digits: int = 6, use_image: bool = True, n_vars_grid: int = 8, canonical: bool = True,
+                 cancel: bool = False):
         self.mode = mode
         self.digits = digits
         self.use_image = use_image
+        self.canonical = canonical
+        self.cancel = cancel
         rng = np.random.default_rng(seed)
         self.grid = np.concatenate([
             rng.uniform(-3.0, 3.0, size=(n_points // 2, n_vars_grid)),
@@ -212,7 +299,21 @@ class Decontaminator:
         from mlx26.core.simplify.engine import simplify
 
         p = _prefix(item)
-        s = canonical_rename(simplify(p, mode=self.mode, mask_constants=True))
+        if self.canonical:  # exact arithmetic first (folds, distributes numeric factors), then mask
+            p = simplify(p, mode=self.mode)
+        s = simplify(p, mode=self.mode, mask_constants=True)
+        if self.cancel:
+            s = simplify(cancel_rational(s), mode=self.mode, mask_constants=True)
+        if self.canonical:
+            from mlx26.core.simplify.canon import affine_image, canonical_skeleton
+
+            s = canonical_skeleton(s, lambda q: simplify(q, mode=self.mode, mask_constants=True))
+            sk = " ".join(s)
+            im = None
+            if self.use_image and _nvars(s) <= self.grid.shape[1]:
+                im = affine_image(s, self.grid, self.digits)
+            return sk, im
+        s = canonical_rename(s)
         sk = " ".join(s)
         im = None
         if self.use_image and _nvars(s) <= self.grid.shape[1]:
@@ -245,8 +346,28 @@ class Decontaminator:
             yield item
 
 
+def cancel_rational(prefix: list[str]) -> list[str]:
+    """Rational/polynomial normalisation (optional decontamination step, needs SymPy): numerator
+    and denominator expanded and their common polynomial factors cancelled (``sympy.cancel``),
+    e.g. ``(x1**2 - 1)/(x1 - 1) -> x1 + 1``.  Constants stay ``<constant>`` placeholders.  The
+    result may differ from the input on a null set (the cancelled factor's zeros), which is what a
+    decontamination key wants; it is never used by ``simplify`` itself."""
+    from mlx26.core.simplify.bench import sympy_prefix, to_sympy
+
+    import sympy as sp
+
+    try:
+        out = sympy_prefix(sp.cancel(sp.together(to_sympy(prefix))))
+        from mlx26.core.simplify.parse import parse_prefix
+
+        return parse_prefix(out)
+    except (ExpressionError, TypeError, ValueError, sp.PolynomialError):
+        return prefix
+
+
 def decontaminate(train: Iterable, test: Iterable, mode: str = "sound", n_points: int = 32, seed: int = 0,
-                  digits: int = 6, use_image: bool = True) -> tuple[Iterator, dict]:
+                  digits: int = 6, use_image: bool = True, canonical: bool = True,
+                  cancel: bool = False) -> tuple[Iterator, dict]:
     """Drop training expressions equivalent to a test expression (streaming over ``train``).
 
     Items are infix strings, prefix token lists, or dicts with ``"prefix"`` or ``"expr"``;
@@ -254,5 +375,6 @@ def decontaminate(train: Iterable, test: Iterable, mode: str = "sound", n_points
     is filled in as the iterator is consumed: train, kept, dropped, dropped_skeleton,
     dropped_image, train_errors (unparsable rows are kept and counted), test, test_errors.
     """
-    d = Decontaminator(test, mode=mode, n_points=n_points, seed=seed, digits=digits, use_image=use_image)
+    d = Decontaminator(test, mode=mode, n_points=n_points, seed=seed, digits=digits, use_image=use_image,
+                       canonical=canonical, cancel=cancel)
     return d.filter(train), d.stats

@@ -86,3 +86,14 @@ def test_simplify_many_matches_single_and_reports_errors():
     assert [str(x) for x in single] == [str(x) for x in pooled]
     assert single[0] == ["0"] and single[1] == ["x1"]
     assert isinstance(single[2], ExpressionError)
+
+
+def test_literal_powers_exact_rationals_and_distribution():
+    assert s("2**2") == ["4"] and s("x1/2**2") == ["/", "x1", "4"] and s("2**(-3)") == ["0.125"]
+    assert s("0.1 + 0.2") == ["0.3"]  # exact: not 0.30000000000000004
+    assert s("x1/3 + x1/6") == ["/", "x1", "2"] and s("x1/3*3") == ["x1"]
+    assert s("0**0*x1") == ["x1"]
+    out = s("0.5*(2*x1**4 + x2**2 - 2*x1**3 - 2*x2)")
+    assert "0.5" not in out[:2] and len(out) < len(parse_infix("0.5*(2*x1**4 + x2**2 - 2*x1**3 - 2*x2)"))
+    assert equivalent(out, "x1**4 - x1**3 + x2**2/2 - x2")
+    assert s("3*(x1 + x2)") == parse_infix("3*(x1 + x2)")  # distributing would not shorten it
