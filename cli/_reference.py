@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import re
 import sys
@@ -104,12 +105,18 @@ def subcommands(text: str) -> list[str]:
 
 
 def walk(path: list[str] | None = None) -> list[tuple[list[str], str]]:
-    path = path or []
-    _, text = help_text(path)
+    """Every help page under ``path``, depth first. Rendering all of them takes ~15 s, and the app
+    cannot change inside one process, so the pages are computed once per process and copied out."""
+    return [(list(p), text) for p, text in _walk(tuple(path or ()))]
+
+
+@functools.lru_cache(maxsize=None)
+def _walk(path: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], str], ...]:
+    _, text = help_text(list(path))
     pages = [(path, text)]
     for name in subcommands(text):
-        pages += walk([*path, name])
-    return pages
+        pages += _walk((*path, name))
+    return tuple(pages)
 
 
 def unlisted(available: set[str]) -> list[str]:

@@ -202,7 +202,7 @@ def eval_cmd(suite: Annotated[str, typer.Option("--suite", help="nguyen | nguyen
     \b
     Examples:
       mlx26 sr eval --suite nguyen8 --candidates 32 --format json
-      mlx26 sr eval --suite nguyen8 --baseline pyoperon --baseline gplearn
+      mlx26 sr eval --suite nguyen8 --candidates 32 --baseline pyoperon --baseline gplearn --budget tiny
     """
     check_output(output, force)
     if suite not in SUITES:
