@@ -288,6 +288,14 @@ def _load_file(path) -> RuleSet:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise InputError(f"rules file {p} is not valid JSON ({getattr(exc, 'msg', exc.__class__.__name__)}).",
                              "give a file written by `mlx26 simplify mine`") from None
+        from mlx26.core.simplify.simplipy_format import import_rules, looks_like_simplipy
+
+        if looks_like_simplipy(data):
+            rules, stats = import_rules(data)
+            rs = RuleSet(rules, {"imported_from": str(p), "format": "simplipy (reconstructed)",
+                                 "import_stats": stats}, k)
+            _CACHE[k] = rs
+            return rs
         rules, provenance = (data, None) if isinstance(data, list) else (
             (data.get("rules"), data.get("provenance")) if isinstance(data, dict) else (None, None))
         if not isinstance(rules, list) or not all(isinstance(r, dict) and isinstance(r.get("lhs"), str)
