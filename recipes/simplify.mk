@@ -6,6 +6,7 @@ SHELL := bash
 SEED ?= 0
 OUT ?= out
 MLX26 ?= mlx26
+PY ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 SIMPLIFY_DIR := $(OUT)/simplify
 
 .PHONY: smoke-simplify demo-simplify reproduce-simplify bench-simplify
@@ -41,5 +42,9 @@ $(SIMPLIFY_DIR)/rules.json:
 reproduce-simplify: $(SIMPLIFY_DIR)/rules.json
 	cmp $< core/simplify/rules/default.json && echo "reproduce-simplify: shipped rules regenerate byte-identically"
 
+# One run: speed/length vs sympy.simplify, soundness (random set, sympy's own test inputs, a corpus),
+# the mined rules' contribution, decontamination recall, throughput.  SimpliPy's real corpus:
+# make bench-simplify SIMPLIFY_CORPUS=path/to/raw_skeletons.json
+SIMPLIFY_CORPUS ?=
 bench-simplify:
-	$(MLX26) simplify bench --n 1000 --seed $(SEED) --throughput 100000 --format table
+	$(PY) benchmarks/simplify.py --n 1000 --seed $(SEED) --throughput-n 100000 $(if $(SIMPLIFY_CORPUS),--corpus $(SIMPLIFY_CORPUS))

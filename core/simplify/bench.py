@@ -473,3 +473,146 @@ def decontam_recall(seed: int = 0, per_formula: int = 10, sympy_forms: bool = Tr
                 out[f"{label}_precision_{name}"] = 1.0 - frac
                 out[f"{label}_false_drops"] = [to_infix(r) for r in rows if r not in kept][:5]
     return out
+
+
+# ----------------------------------------------------------------------------- sympy's own test inputs
+_SYMPY_TEST_FILES = ("test_simplify.py", "test_trigsimp.py", "test_powsimp.py", "test_radsimp.py",
+                     "test_ratsimp.py", "test_fu.py", "test_sqrtdenest.py")
+_SIMPLIFIERS = ("simplify", "trigsimp", "powsimp", "radsimp", "ratsimp", "cancel", "together", "expand", "factor",
+                "fu", "sqrtdenest", "logcombine", "powdenest", "nsimplify", "collect")
+
+
+def sympy_test_inputs(limit: int | None = None) -> list[list[str]]:
+    """Arguments of simplifier calls in the installed SymPy's own simplify test files, re-extracted
+    now (never vendored): each ``simplify(<expr>)``-style call's first argument is evaluated in a
+    namespace of SymPy names and real symbols, renamed to ``x1..xn`` and converted to our prefix
+    tokens; anything outside our vocabulary (I, Piecewise, gamma, ...) is skipped."""
+    import ast
+    import os
+
+    import sympy as sp
+
+    from mlx26.core.simplify.errors import ExpressionError
+    from mlx26.core.simplify.parse import parse_prefix
+
+    base = os.path.join(os.path.dirname(sp.__file__), "simplify", "tests")
+    ns: dict = {k: getattr(sp, k) for k in dir(sp) if not k.startswith("_")}
+    for name in "abcdefghijklmnopqrstuvwxyz":
+        ns[name] = sp.Symbol(name, real=True)
+    for name in ("alpha", "beta", "gamma_", "theta", "phi", "omega", "tau", "mu", "sigma"):
+        ns[name] = sp.Symbol(name, real=True)
+    out: list[list[str]] = []
+    seen: set = set()
+    for fname in _SYMPY_TEST_FILES:
+        path = os.path.join(base, fname)
+        if not os.path.exists(path):
+            continue
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SIMPLIFIERS
+                    and node.args):
+                continue
+            src = ast.unparse(node.args[0])
+            if src in seen:
+                continue
+            seen.add(src)
+            try:
+                e = eval(compile(src, "<sympy-test>", "eval"), dict(ns))  # noqa: S307 - sympy's own test source
+                e = sp.sympify(e)
+                if not isinstance(e, sp.Expr) or e.has(sp.I, sp.zoo, sp.oo, sp.nan) or not e.free_symbols:
+                    continue
+                syms = sorted(e.free_symbols, key=str)
+                e = e.xreplace({s: sp.Symbol(f"x{i + 1}", real=True) for i, s in enumerate(syms)})
+                p = parse_prefix(sympy_prefix(e))
+            except (ExpressionError, Exception):  # noqa: BLE001 - outside our vocabulary: skipped
+                continue
+            out.append(p)
+            if limit and len(out) >= limit:
+                return out
+    return out
+
+
+def sound_on_points(prefix: list[str], out: list[str], seed: int = 1) -> bool:
+    """Our output equals the input wherever the input is finite and well-conditioned (256 points)."""
+    import numpy as np
+
+    from mlx26.core.simplify.ops import evaluate
+
+    rng = np.random.default_rng(seed)
+    nv = max([int(t[1:]) for t in prefix if is_var(t)] or [1])
+    X = np.concatenate([rng.uniform(-3.0, 3.0, size=(192, nv)), 10 ** rng.uniform(-2, 1.5, size=(64, nv))])
+    y, yo = evaluate(prefix, X), evaluate(out, X)
+    yp = evaluate(prefix, X * (1.0 + 1e-10 * rng.choice([-1.0, 1.0], size=X.shape)))
+    with np.errstate(all="ignore"):
+        stable = np.isfinite(y) & np.isfinite(yp) & (np.abs(yp - y) <= 1e-4 * np.abs(y) + 1e-7)
+        ok = np.isfinite(yo[stable]) & (
+            np.abs(y[stable] - yo[stable]) <= 1e-6 * np.maximum(np.abs(y[stable]), np.abs(yo[stable])) + 1e-9)
+    if bool(np.all(ok)):
+        return True
+    # float64 cancellation in the input (cosh(30)**2 - sinh(30)**2): decide at 80 digits
+    from mlx26.core.simplify.canon import evaluate_mp
+
+    for i in np.flatnonzero(stable)[~ok]:
+        a, b = evaluate_mp(prefix, X[i]), evaluate_mp(out, X[i])
+        if a is None or b is None or abs(a - b) > 1e-6 * max(abs(a), abs(b)) + 1e-9:
+            return False
+    return True
+
+
+def soundness_report(exprs: list[list[str]], mode: str = "sound") -> dict:
+    """Rows, refusals (undefined constants), soundness failures, longer outputs, mean length ratio."""
+    from mlx26.core.simplify.engine import simplify
+    from mlx26.core.simplify.errors import ExpressionError
+
+    rows = refused = bad = longer = 0
+    ratio = 0.0
+    examples = []
+    for e in exprs:
+        try:
+            out = simplify(e, mode=mode)
+        except ExpressionError:
+            refused += 1
+            continue
+        rows += 1
+        longer += len(out) > len(e)
+        ratio += len(out) / len(e)
+        if mode == "sound" and not sound_on_points(e, out):
+            bad += 1
+            if len(examples) < 3:
+                examples.append((" ".join(e), " ".join(out)))
+    return {"rows": rows, "refused": refused, "unsound": bad, "longer": longer,
+            "len_ratio": ratio / rows if rows else float("nan"), "unsound_examples": examples}
+
+
+def rules_contribution(exprs: list[list[str]], mode: str = "sound") -> dict:
+    """What the rule files add on top of the built-in arithmetic (AC matching on): outputs with all
+    rules vs identities only vs no rules; rows the mined rules shorten further."""
+    from mlx26.core.simplify.engine import simplify
+    from mlx26.core.simplify.errors import ExpressionError
+    from mlx26.core.simplify.ruleset import IDENTITY_RULES, RuleSet, load_rules
+
+    sets = {"all": None, "identities_only": load_rules(IDENTITY_RULES), "no_rules": RuleSet([], {"note": "empty"})}
+    lens: dict = {k: [] for k in sets}
+    for e in exprs:
+        try:
+            outs = {k: simplify(e, mode=mode, rules=rs) for k, rs in sets.items()}
+        except ExpressionError:
+            continue
+        for k, o in outs.items():
+            lens[k].append((len(e), len(o)))
+    n = len(lens["all"])
+    mined_shorter = sum(a[1] < b[1] for a, b in zip(lens["all"], lens["identities_only"], strict=True))
+    any_shorter = sum(a[1] < b[1] for a, b in zip(lens["all"], lens["no_rules"], strict=True))
+    return {"rows": n, "mined_rules_shorten": mined_shorter, "rules_shorten_vs_none": any_shorter,
+            **{f"len_ratio_{k}": sum(o / i for i, o in v) / n if n else float("nan") for k, v in lens.items()}}
+
+
+def corpus_report(path, mode: str = "sound") -> dict:
+    """Parse rate of a corpus file (e.g. SimpliPy's raw_skeletons.json) and soundness on its rows."""
+    from mlx26.core.simplify.corpus import load_corpus
+
+    rows = load_corpus(path)
+    parsed = [p for _, p in rows if isinstance(p, list)]
+    errors = [str(p) for _, p in rows if not isinstance(p, list)]
+    rep = soundness_report(parsed, mode)
+    return {"path": str(path), "corpus_rows": len(rows), "parsed": len(parsed), "parse_errors": errors[:5], **rep}

@@ -175,6 +175,20 @@ def _lit(c) -> str:
     return format_number(c)
 
 
+def _term_key(term) -> str:
+    """Head operator of a sum term's unit tree (coefficient, factors) without building that tree."""
+    factors = term[1]
+    if len(factors) != 1:
+        pos = any(e > 0 for _b, e in factors)
+        return ("/" if any(e < 0 for _b, e in factors) else "*") if pos else "inv"
+    b, e = factors[0]
+    if e == 1:
+        return b[0] if b.__class__ is tuple else b
+    if e < 0:
+        return "inv"
+    return {2: "pow2", 3: "pow3"}.get(e, "pow")
+
+
 def _head1(t: tuple) -> str:
     """Head of the first operand (AC index key): operator name, literal, or "$" for a variable."""
     c = t[1]
@@ -277,8 +291,13 @@ class Engine:
         self.memo: dict = {}
         self._busy: set = set()
         self.index = ruleset.index_for(mode, self.mask) if ruleset is not None else {}
-        ac = ruleset.ac_index_for(mode, self.mask) if ruleset is not None else {"+": {}, "*": {}}
+        ac = ruleset.ac_index_for(mode, self.mask) if ruleset is not None else {
+            "+": {}, "*": {}, "+long": {}, "*long": {}}
+        # a two-operand chain is the binary node the structural matcher already sees (the mined file
+        # holds both operand orders of every source up to 5 tokens), so it only needs the longer rules
         self.ac_add, self.ac_mul = ac["+"], ac["*"]
+        self.ac_add2, self.ac_mul2 = ac["+long"], ac["*long"]
+        self._head_sets: dict = {}
 
     # ------------------------------------------------------------------ entry
     def run(self, tree: Tree) -> Tree:
@@ -556,19 +575,29 @@ class Engine:
                 if size(dist) < size(plain):
                     return dist
         if self.ac_mul and len(factors) >= 2:
-            better = self._ac_product(coef, factors, size(plain))
+            better = self._ac_product(coef, factors, size(plain),
+                                      self.ac_mul if len(factors) > 2 or coef != 1 else self.ac_mul2)
             if better is not None:
                 return better
         return plain
 
     # ------------------------------------------------------------------ AC rule matching
+    def _heads(self, index: dict) -> frozenset:
+        h = self._head_sets.get(id(index))
+        if h is None:
+            h = self._head_sets[id(index)] = frozenset(k[0] for k in index)
+        return h
+
     def _rule_ok(self, rule, b: dict) -> bool:
         if rule.repeated and any(has_const(b[w]) for w in rule.repeated):
             return False
         return not (self.sound and rule.dropped and not all(probe(b[w])[1] for w in rule.dropped))
 
-    def _ac_product(self, coef, factors: list, cur: int):
+    def _ac_product(self, coef, factors: list, cur: int, index: dict):
         """Apply a rule whose left side is a product to any subset of ``factors`` (any order)."""
+        hs = self._heads(index)
+        if not any((b[0] if b.__class__ is tuple else b) in hs for b, _e in factors):
+            return None
         heads: dict = {}
         keys: dict = {}
         for i, (bse, _e) in enumerate(factors):
@@ -580,7 +609,7 @@ class Engine:
         seen: set = set()
         budget = [_AC_BUDGET]
         for kk in keys:
-            for rule in self.ac_mul.get(kk, ()):
+            for rule in index.get(kk, ()):
                 if id(rule) in seen:
                     continue
                 seen.add(id(rule))
@@ -657,8 +686,11 @@ class Engine:
             used.discard(i)
         return None
 
-    def _ac_sum(self, final: list, const, cur: int):
+    def _ac_sum(self, final: list, const, cur: int, index: dict):
         """Apply a rule whose left side is a sum to any subset of the terms (any order, common factor)."""
+        hs = self._heads(index)
+        if not any(_term_key(t) in hs for t in final):
+            return None  # cheap pre-check on the terms' head operators before building unit trees
         items = []
         heads: dict = {}
         keys: dict = {}
@@ -673,7 +705,7 @@ class Engine:
         seen: set = set()
         budget = [_AC_BUDGET]
         for kk in keys:
-            for rule in self.ac_add.get(kk, ()):
+            for rule in index.get(kk, ()):
                 if id(rule) in seen:
                     continue
                 seen.add(id(rule))
@@ -767,8 +799,9 @@ class Engine:
                 continue
             final.append((coef, factors))
         plain = self._build_sum(final, const)
-        if self.ac_add and len(final) + (const != 0) >= 2:
-            better = self._ac_sum(final, const, size(plain))
+        n_items = len(final) + (const != 0)
+        if self.ac_add and n_items >= 2:
+            better = self._ac_sum(final, const, size(plain), self.ac_add if n_items > 2 else self.ac_add2)
             if better is not None:
                 return better
         if len(final) >= 2 and const == 0 and const is not _C:

@@ -223,7 +223,7 @@ class RuleSet:
         k = ("ac", mode, mask)
         idx = self._index.get(k)
         if idx is None:
-            idx = {"+": {}, "*": {}}
+            idx = {"+": {}, "*": {}, "+long": {}, "*long": {}}
             for i, r in enumerate(self.rules):
                 if (mode == "sound" and not r.sound) or (r.masked and not mask) or r.gain <= 0:
                     continue
@@ -241,6 +241,8 @@ class RuleSet:
                 sub_head = "*" if sub is None or (isinstance(sub, str) and is_wild(sub)) else (
                     sub[0] if isinstance(sub, tuple) else sub)
                 idx[kind].setdefault((first[2], sub_head), []).append((-r.gain, i, r))
+                if r.min_size > 5:  # beyond the mined length: both operand orders are not in the file
+                    idx[kind + "long"].setdefault((first[2], sub_head), []).append((-r.gain, i, r))
             for kind in idx:
                 idx[kind] = {kk: [r for _, _, r in sorted(v, key=lambda x: (x[0], x[1]))]
                              for kk, v in idx[kind].items()}
