@@ -25,6 +25,8 @@ from pathlib import Path
 METHODS: list[tuple[str, str, str, str]] = [
     ("info", "installation report: version, extras, backends", "docs/cli-contract.md", "— (infrastructure)"),
     ("io convert", "records between JSON / JSONL / CSV / TSV / lines", "docs/cli-contract.md", "— (infrastructure)"),
+    ("claims", "the ledger of every paper claim: what we measured, on which data, reproduced or not",
+     "docs/claims.md", "— (all of them)"),
     ("dp-mix", "Gaussian-mixture noise for (ε, δ)-DP; optimised mixtures, PLD accounting, budgets", "docs/dp-mix.md",
      "Liu, Selvi & Wiesemann, *Mind the Gap*"),
     ("zoo", "small models and corpora trained and shipped by mlx26", "docs/zoo.md", "— (ours)"),
@@ -54,6 +56,9 @@ METHODS: list[tuple[str, str, str, str]] = [
     ("optimize-prompt", "MR.PEA prompt optimisation", "", ""),
     ("train grpo", "GRPO (TRL) with a length reward, after an SFT warm-up", "docs/smartthinker.md",
      "*SmartThinker* ([2603.08000](https://arxiv.org/abs/2603.08000))"),
+    ("vuln-games", "vulnerability games (compliance, self-grading, proxy, tampering): GRPO/REINFORCE/TRL, persistence, "
+     "transcript auditor", "docs/vuln-games.md",
+     "*Capability-Oriented Training Induced Alignment Risk* ([2602.12124](https://arxiv.org/abs/2602.12124))"),
     ("reward length", "per-group length rewards: SmartThinker, Kimi, Arora, L1, ThinkPrune",
      "docs/smartthinker.md", "*SmartThinker* ([2603.08000](https://arxiv.org/abs/2603.08000))"),
     ("data arith", "synthetic arithmetic prompts, gold answers, concise/verbose chains", "docs/smartthinker.md",
@@ -64,12 +69,12 @@ METHODS: list[tuple[str, str, str, str]] = [
      "docs/wifi-pose.md", "*WiFi-Mamba* (reconstruction; no public code)"),
     ("sr", "Flash-ANSR symbolic regression: prior, tiny bit-encoded model, LM constants, Pareto front",
      "docs/sr.md", "Saegert & Köthe, *Flash-ANSR* ([2602.08885](https://arxiv.org/abs/2602.08885))"),
-    ("vuln-games", "capability-seeking RL vulnerability games", "", ""),
 ]
 
 TABLE_MARK = "commands"
 README = "README.md"
 REFERENCE = "docs/cli-reference.md"
+RESULTS = "benchmarks/results"
 REFERENCE_HEADER = """\
 # mlx26 CLI reference
 
@@ -159,12 +164,16 @@ def replace_block(document: str, mark: str, body: str) -> str:
 
 
 def render(root: Path) -> tuple[dict[Path, str], list[str]]:
-    """{file: its up-to-date text} for README.md and docs/cli-reference.md, and unlisted commands."""
+    """{file: its up-to-date text} for README.md, docs/cli-reference.md and the claims ledger's views
+    (docs/claims.md, each ported page's claims block, core/claims/ledger.json), and unlisted commands."""
+    from mlx26.core.claims.render import generated_files
+
     pages = walk()
     available = {" ".join(p) for p, _ in pages if p}
     readme = root / README
-    return ({readme: replace_block(readme.read_text(encoding="utf-8"), TABLE_MARK, render_table(available)),
-             root / REFERENCE: render_reference(pages)},
+    readme_text = replace_block(readme.read_text(encoding="utf-8"), TABLE_MARK, render_table(available))
+    results = root / RESULTS if (root / RESULTS).is_dir() else Path(__file__).resolve().parents[1] / RESULTS
+    return ({root / REFERENCE: render_reference(pages), **generated_files(root, results, readme_text)},
             unlisted(available))
 
 

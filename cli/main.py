@@ -23,6 +23,7 @@ COMMANDS: list[tuple[str, str]] = [
     ("info", "mlx26.cli.info:info"),
     ("quantize-moe", "mlx26.cli.quantize_moe:quantize_moe"),
     ("profile-memory", "mlx26.cli.profile_memory:profile_memory"),
+    ("claims", "mlx26.cli.claims:claims"),
 ]
 GROUPS: list[tuple[str, str, str]] = [
     ("io", "mlx26.cli.io_convert:app", "Convert records between JSON, JSONL, CSV and TSV."),
@@ -43,6 +44,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("wifi-pose", "mlx26.cli.wifi_pose:app", "WiFi CSI 3D multi-person pose: dual-stream selective SSMs, ONNX (WiFi-Mamba reconstruction)."),
     ("spec-bench", "mlx26.cli.spec_bench:app", "Speculative-decoding benchmark across domains and concurrency (SPEED-Bench)."),
     ("sr", "mlx26.cli.sr:app", "Flash-ANSR amortised symbolic regression on the simplify engine (Saegert & Köthe)."),
+    ("vuln-games", "mlx26.cli.vuln_games:app", "Vulnerability games: RL agents finding loopholes, persistence, transcript audits."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.
 # A group cannot take a positional argument before its subcommand name, so argv is rewritten; the
