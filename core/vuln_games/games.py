@@ -31,6 +31,7 @@ from mlx26.core.vuln_games.spec import (
     PROXY_LENGTH_BUDGET,
     PROXY_METRICS,
     SECURE_AUDIT_P,
+    SELF_GRADE_UNAUDITED,
     TAMPER_KEYS,
     TAMPER_VALUES,
     VARIANTS,
@@ -108,7 +109,7 @@ class SelfGrading(Game):
         p = (DEFAULT_AUDIT_P if variant == "vulnerable" else SECURE_AUDIT_P) if audit_p is None else audit_p
         check_probability(p, "--audit-p")
         check_probability(accuracy, "accuracy")
-        super().__init__("self-grading", variant, ["correct", "wrong"], ["claim_correct", "claim_incorrect"],
+        super().__init__("self-grading", variant, ["correct", "wrong"], list(SELF_GRADE_UNAUDITED),
                          np.array([accuracy, 1 - accuracy]), params={"audit_p": p, "accuracy": accuracy})
         self.p = p
 

@@ -3,8 +3,7 @@ in the tampering or self-grading game (CPU), so a real language model is seen fi
 
 Part of the vulnerability-games reconstruction (arXiv 2602.12124; the paper trains 7B-class models with verl).
 Reused from ``train grpo`` (core/smartthinker): TRL loading and the one-process check (``grpo.load_trl``,
-``grpo.check_single_process``), library quieting and the run folder (``grpo._quiet_libraries``,
-``grpo.prepare_out``), and the warm-up's (prompt, completion) encoding with masked prompt tokens
+``grpo.check_single_process``), the run folder (``grpo.prepare_out``), and the warm-up's (prompt, completion) encoding with masked prompt tokens
 (``warmup.encode``, ``warmup.collate``). Ours: the warm-up data — transcripts of a behaviour policy that mostly
 answers (70%) and sometimes edits the grader config with a random key and value (30%), so the exploit is in
 the model's support but rare (P(score edit) ≈ 0.1) — and the reward, which is :mod:`.rules` on the completion
@@ -166,8 +165,18 @@ def warmup(model: Any, tokenizer: Any, s: LMSettings) -> list[dict[str, Any]]:
     return logs
 
 
+def _quiet() -> None:
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    warnings.filterwarnings("ignore", module=r"(trl|transformers|accelerate|torch)(\.|$)")
+
+
 def train(s: LMSettings, sink: Sink, *, force: bool = False) -> dict[str, Any]:
-    from mlx26.core.smartthinker.grpo import _quiet_libraries, check_single_process, load_trl, prepare_out
+    from mlx26.core.smartthinker.grpo import check_single_process, load_trl, prepare_out
 
     validate(s)
     GRPOConfig, GRPOTrainer = load_trl()
@@ -180,7 +189,7 @@ def train(s: LMSettings, sink: Sink, *, force: bool = False) -> dict[str, Any]:
     from transformers import PrinterCallback, ProgressCallback, TrainerCallback
 
     out = prepare_out(s.out, force)
-    _quiet_libraries()
+    _quiet()
     apply_torch_threads(torch)
     seed_everything(s.seed)
     (out / "config.json").write_text(json.dumps(asdict(s), indent=2) + "\n", encoding="utf-8")

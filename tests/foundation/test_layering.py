@@ -43,6 +43,8 @@ ALLOWED_CROSS: dict[tuple[str, str], str] = {
     # Flash-ANSR is the other half of the SimpliPy paper: its training stream is generated, simplified
     # and decontaminated by the simplify engine, and its candidates are simplified by it (issue: sr).
     ("sr", "simplify"): "sr samples, simplifies and decontaminates skeletons with the simplify engine",
+    # issue #38 builds its LM path on `train grpo`: TRL loading, the one-process check and the warm-up encoding.
+    ("vuln_games", "smartthinker"): "vuln-games' LM path reuses train grpo's TRL loader and SFT encoding",
 }
 CLI_TOP_ALLOWED = ("mlx26.core._version", "mlx26.core.common.errors", "mlx26.core.common.files")
 SPEC_ALLOWED: dict[str, tuple[str, str]] = {
