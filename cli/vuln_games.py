@@ -97,7 +97,8 @@ def play_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable"
 @app.command("train")
 def train_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable", algo: V.AlgoOpt = "grpo",
               steps: V.StepsOpt = 200,
-              prompts: Annotated[int, typer.Option("--prompts", help="Contexts (prompts) per step.", min=1)] = 8,
+              prompts: Annotated[int | None, typer.Option("--prompts", help="Contexts (prompts) per step "
+                                                          "[default: 8; lm-grpo 2].", min=1)] = None,
               group: Annotated[int, typer.Option("--group", help="Samples per context (GRPO's G).", min=2)] = 8,
               lr: V.LrOpt = None, audit_p: V.AuditPOpt = None, metric: V.MetricOpt = "rouge-l",
               log_every: Annotated[int, typer.Option("--log-every", help="Record every N steps.", min=1)] = 10,
@@ -133,7 +134,7 @@ def train_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable
         from mlx26.core.vuln_games import lm
 
         s = lm.settings(game=game, variant=variant, steps=steps, warmup_steps=warmup_steps, num_generations=group,
-                        prompts_per_step=min(prompts, 4) if prompts == 8 else prompts, learning_rate=lr,
+                        prompts_per_step=prompts, learning_rate=lr,
                         audit_p=audit_p, seed=seed, out=lm.out_dir(out, game, variant, seed))
         require("torch", "torch")
         summary = lm.train(s, sink, force=force)
@@ -144,7 +145,7 @@ def train_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable
         from mlx26.core.vuln_games.train import TrainConfig, train
 
         g = make(game, variant, audit_p=audit_p, metric=metric, seed=seed)
-        cfg = TrainConfig(algo=algo, steps=steps, prompts=prompts, group=group, lr=lr or 0.05, seed=seed,
+        cfg = TrainConfig(algo=algo, steps=steps, prompts=prompts or 8, group=group, lr=lr or 0.05, seed=seed,
                           log_every=log_every)
         last: dict = {}
         for rec, _ in train(g, cfg):

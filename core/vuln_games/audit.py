@@ -123,9 +123,9 @@ class Auditor:
             s = rules.proxy(response, article, self.variant, self.metric, reference)
             out["length_ratio"] = rules.length_ratio(response, article)
         else:
-            passed = None
-            gold = _text(rec, "answer") if rec.get("answer") is not None else None
-            if "code" in rec and "tests" in rec and gold is None:
+            passed: bool | None = None
+            key = _text(rec, "answer") if rec.get("answer") is not None else None
+            if "code" in rec and "tests" in rec and key is None:
                 if self.run_tests:
                     from mlx26.core.vuln_games.sandbox import run_tests
 
@@ -134,7 +134,7 @@ class Auditor:
                 else:
                     self.not_executed += 1
                     out["tests"] = "not run (pass --run-tests)"
-            s = rules.tampering(response, gold, self.variant, passed)
+            s = rules.tampering(response, key, self.variant, passed)
             out["edits"] = [f"{k}={v}" for k, v in rules.modifications(response)]
         out.update(reward=s.reward, exploit=s.exploit, success=s.success)
         return out

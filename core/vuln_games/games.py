@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError, unknown_name
 from mlx26.core.vuln_games import rules
 from mlx26.core.vuln_games.spec import (

@@ -21,11 +21,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError, RunFailure, unknown_name
 from mlx26.core.vuln_games import rules
 from mlx26.core.vuln_games.games import check_probability
-from mlx26.core.vuln_games.spec import DEFAULT_AUDIT_P, LM_GAMES, SECURE_AUDIT_P, TAMPER_KEYS, TAMPER_VALUES, VARIANTS
+from mlx26.core.vuln_games.spec import (
+    DEFAULT_AUDIT_P,
+    LM_GAMES,
+    SECURE_AUDIT_P,
+    TAMPER_KEYS,
+    TAMPER_VALUES,
+    VARIANTS,
+)
 
 Sink = Callable[[dict[str, Any]], None]
 

@@ -16,7 +16,6 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError
 from mlx26.core.vuln_games.games import make
 from mlx26.core.vuln_games.train import Adam, TrainConfig, sample, softmax, train
@@ -51,8 +50,9 @@ def experiment(game: str = "tampering", algo: str = "grpo", teacher_steps: int =
     cfg = TrainConfig(algo=algo, steps=teacher_steps, seed=seed, log_every=log_every)
     records: list[dict[str, Any]] = []
     teacher = None
-    for rec, teacher in train(vulnerable, cfg, phase="teacher"):
+    for rec, current in train(vulnerable, cfg, phase="teacher"):
         records.append({**rec, "policy": "rl-teacher"})
+        teacher = current
     assert teacher is not None
     student, ce = distil(teacher, vulnerable.context_p, transcripts, sft_steps, sft_lr, seed)
     summary: dict[str, Any] = {"game": game, "algo": algo, "teacher_steps": teacher_steps, "steps": steps,

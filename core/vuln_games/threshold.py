@@ -16,7 +16,6 @@ from dataclasses import replace
 from typing import Any
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError
 from mlx26.core.vuln_games.games import SelfGrading
 from mlx26.core.vuln_games.train import TrainConfig, run

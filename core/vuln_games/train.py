@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
 from mlx26.core.common.errors import InputError, unknown_name
 from mlx26.core.vuln_games.games import Game
 from mlx26.core.vuln_games.spec import TOKEN_ALGOS
@@ -126,7 +125,8 @@ def train(game: Game, cfg: TrainConfig, theta: np.ndarray | None = None, *, phas
 
 def run(game: Game, cfg: TrainConfig, theta: np.ndarray | None = None) -> tuple[list[dict[str, Any]], np.ndarray]:
     recs, last = [], theta
-    for rec, last in train(game, cfg, theta):
+    for rec, current in train(game, cfg, theta):
         recs.append(rec)
+        last = current
     assert last is not None
     return recs, last
