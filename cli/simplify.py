@@ -35,8 +35,9 @@ app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 ModeOpt = Annotated[str, typer.Option("--mode", help="sound: equal wherever the input is defined; "
                                       "lossy: equal where both sides are finite (SR training data).")]
 MaskOpt = Annotated[bool, typer.Option("--mask-constants", help="Fold constants into <constant> (SR skeletons).")]
-RulesOpt = Annotated[str | None, typer.Option("--rules", help="Rules JSON file (default: the shipped rules).",
-                                              metavar="FILE")]
+RulesOpt = Annotated[str | None, typer.Option("--rules", help="Rules JSON file: ours (from `mine`) or a SimpliPy "
+                                              "rule set ([[source, target], ...], re-verified on import); "
+                                              "default: the shipped mined rules + identities.", metavar="FILE")]
 
 
 def _mode(mode: str) -> str:

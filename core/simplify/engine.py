@@ -13,6 +13,11 @@ psaegert/simplipy).  What is reconstructed, in our own code:
   (``_0``, ``_1`` match subtrees; a repeated wildcard must match identical,
   constant-free subtrees) looked up in O(1) from an index keyed by the root operator and
   the heads of its operands;
+* (second pass, issue 35) associative-commutative matching: a rule rooted at ``+ -`` or
+  ``* /`` also matches any subset of a flattened sum/product in any order (sums with a common
+  numeric multiplier), exact rational constants (``Fraction``), folded literal powers,
+  numeric factors distributed over a sum where that is shorter, and IEEE folding of explicit
+  ``inf``/``nan`` literals (non-finite results are ``nan``; ``nan`` absorbs) — all ours;
 * the guarantee that the output is never longer than the input (else the input is
   returned);
 * two modes.  ``sound``: every rewrite keeps the function equal wherever the input is

@@ -8,6 +8,11 @@ gives the arity, a vectorised numpy realisation (used by the evaluator, the mine
 equivalence checker) and a scalar realisation (used by constant folding).  Extending the
 vocabulary means adding one ``Op`` to ``OPERATORS``.
 
+Second pass (issue 35): SimpliPy's wider vocabulary as we reconstruct it — ``asinh``,
+``acosh``, ``atanh``, real odd roots ``pow1_3``/``pow1_5`` (defined on all reals), ``pow1_4``,
+``pow4``/``pow5``, the scalings ``mult2..mult5``/``div2..div5`` and the literals ``inf``,
+``-inf``, ``nan``; ``FIRST_PASS_OPERATORS`` is the table the shipped rules were mined over.
+
 Evaluation semantics ("undefined"): any non-finite intermediate (nan from a domain error,
 ±inf from a pole or an overflow) makes the value at that point undefined (nan), and an
 undefined operand always yields an undefined result (also for ``pow(nan, 0)``).
