@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 # ----------------------------------------------------------------------------- sympy side
 
 
+def _sp_scale(k: int, divide: bool):
+    return (lambda x: x / k) if divide else (lambda x: k * x)
+
+
 def to_sympy(prefix: list[str]):
     """SymPy expression of a prefix expression (``<constant>`` -> fresh symbols c0, c1, ...)."""
     import sympy as sp
@@ -40,8 +44,8 @@ def to_sympy(prefix: list[str]):
            "pow4": lambda x: x**4, "pow5": lambda x: x**5, "pow1_4": lambda x: x**sp.Rational(1, 4),
            # real odd roots: sympy's real_root is the real branch on all reals
            "pow1_3": lambda x: sp.real_root(x, 3), "pow1_5": lambda x: sp.real_root(x, 5),
-           **{f"mult{k}": (lambda k: lambda x: k * x)(k) for k in (2, 3, 4, 5)},
-           **{f"div{k}": (lambda k: lambda x: x / k)(k) for k in (2, 3, 4, 5)}}
+           **{f"mult{k}": _sp_scale(k, False) for k in (2, 3, 4, 5)},
+           **{f"div{k}": _sp_scale(k, True) for k in (2, 3, 4, 5)}}
     stack = []
     n_const = 0
     for tok in reversed(prefix):
@@ -491,7 +495,6 @@ def sympy_test_inputs(limit: int | None = None) -> list[list[str]]:
     import os
 
     import sympy as sp
-
     from mlx26.core.simplify.errors import ExpressionError
     from mlx26.core.simplify.parse import parse_prefix
 
@@ -535,7 +538,6 @@ def sympy_test_inputs(limit: int | None = None) -> list[list[str]]:
 def sound_on_points(prefix: list[str], out: list[str], seed: int = 1) -> bool:
     """Our output equals the input wherever the input is finite and well-conditioned (256 points)."""
     import numpy as np
-
     from mlx26.core.simplify.ops import evaluate
 
     rng = np.random.default_rng(seed)
@@ -566,7 +568,7 @@ def soundness_report(exprs: list[list[str]], mode: str = "sound") -> dict:
 
     rows = refused = bad = longer = 0
     ratio = 0.0
-    examples = []
+    examples: list[tuple[str, str]] = []
     for e in exprs:
         try:
             out = simplify(e, mode=mode)

@@ -169,6 +169,10 @@ def affine_image(prefix: list[str], grid: np.ndarray, digits: int = 6) -> bytes 
 
 
 # ----------------------------------------------------------------------------- mpmath
+def _mp_scale(k: int, divide: bool):
+    return (lambda a: a / k) if divide else (lambda a: a * k)
+
+
 def _mp_ops():
     import mpmath as mp
 
@@ -183,8 +187,8 @@ def _mp_ops():
         "pow1_5": odd_root(5), "exp": mp.exp, "log": mp.log, "sin": mp.sin, "cos": mp.cos, "tan": mp.tan,
         "asin": mp.asin, "acos": mp.acos, "atan": mp.atan, "sinh": mp.sinh, "cosh": mp.cosh, "tanh": mp.tanh,
         "asinh": mp.asinh, "acosh": mp.acosh, "atanh": mp.atanh,
-        **{f"mult{k}": (lambda k: lambda a: a * k)(k) for k in (2, 3, 4, 5)},
-        **{f"div{k}": (lambda k: lambda a: a / k)(k) for k in (2, 3, 4, 5)},
+        **{f"mult{k}": _mp_scale(k, False) for k in (2, 3, 4, 5)},
+        **{f"div{k}": _mp_scale(k, True) for k in (2, 3, 4, 5)},
     }
 
 

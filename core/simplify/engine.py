@@ -452,8 +452,8 @@ class Engine:
                 else:
                     factors.append((v[1], _POWK[op] * e))
             elif op in _SCALE and e in (1, -1):
-                k = _SCALE[op] if e == 1 else 1.0 / _SCALE[op]
-                coef = _cmul(coef, k) if coef is not _C else _C
+                scale = _SCALE[op] if e == 1 else 1 / _SCALE[op]
+                coef = _cmul(coef, scale) if coef is not _C else _C
                 stack.append((v[1], e))
             elif op == "pow" and (k := _int_literal(v[2])) is not None:
                 if _is_num(v[1]) and v[1] not in _NONFINITE:

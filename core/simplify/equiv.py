@@ -111,7 +111,7 @@ def equivalent_details(a, b, n_points: int = 128, seed: int = 0, rtol: float = 1
         res = _equivalent_fixed(pa, pb, n_points, seed, rtol, domain, n_challenges)
         res["mapping"] = {}
         return res
-    last = {"equivalent": False, "reason": "no mapping tried"}
+    last: dict = {"equivalent": False, "reason": "no mapping tried"}
     tried = 0
     for m in _candidate_mappings(pa, pb, va, vb):
         tried += 1
@@ -164,7 +164,7 @@ def _candidate_mappings(pa: list[str], pb: list[str], va: list[str], vb: list[st
     if paired:
         keys = sorted(groups_a)
         for combo in itertools.product(*[itertools.permutations(groups_a[k]) for k in keys]):
-            m = {}
+            m: dict[str, str] = {}
             for k, perm in zip(keys, combo, strict=True):
                 m.update(zip(groups_b[k], perm, strict=True))
             if emit(m):
@@ -352,9 +352,8 @@ def cancel_rational(prefix: list[str]) -> list[str]:
     e.g. ``(x1**2 - 1)/(x1 - 1) -> x1 + 1``.  Constants stay ``<constant>`` placeholders.  The
     result may differ from the input on a null set (the cancelled factor's zeros), which is what a
     decontamination key wants; it is never used by ``simplify`` itself."""
-    from mlx26.core.simplify.bench import sympy_prefix, to_sympy
-
     import sympy as sp
+    from mlx26.core.simplify.bench import sympy_prefix, to_sympy
 
     try:
         out = sympy_prefix(sp.cancel(sp.together(to_sympy(prefix))))

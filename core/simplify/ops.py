@@ -82,6 +82,13 @@ def _np_root4(a):
     return np.sqrt(np.sqrt(a))
 
 
+def _scaling(k: int, divide: bool) -> tuple[Callable, Callable]:
+    """numpy and scalar realisations of SimpliPy's ``multK`` / ``divK`` tokens."""
+    if divide:
+        return (lambda a: np.divide(a, float(k))), (lambda a: a / k)
+    return (lambda a: np.multiply(a, float(k))), (lambda a: a * k)
+
+
 def _s_acosh(a: float) -> float:
     return math.acosh(a)
 
@@ -138,10 +145,8 @@ OPERATORS: dict[str, Op] = {
         Op("pow1_3", 1, _np_oddroot(3), _s_oddroot(3), precedence=4),
         Op("pow1_4", 1, _np_root4, _s_root4, precedence=4),
         Op("pow1_5", 1, _np_oddroot(5), _s_oddroot(5), precedence=4),
-        *[Op(f"mult{k}", 1, (lambda k: lambda a: np.multiply(a, float(k)))(k), (lambda k: lambda a: a * k)(k),
-             precedence=2) for k in (2, 3, 4, 5)],
-        *[Op(f"div{k}", 1, (lambda k: lambda a: np.divide(a, float(k)))(k), (lambda k: lambda a: a / k)(k),
-             precedence=2) for k in (2, 3, 4, 5)],
+        *[Op(f"mult{k}", 1, *_scaling(k, False), precedence=2) for k in (2, 3, 4, 5)],
+        *[Op(f"div{k}", 1, *_scaling(k, True), precedence=2) for k in (2, 3, 4, 5)],
     ]
 }
 ARITY: dict[str, int] = {name: op.arity for name, op in OPERATORS.items()}

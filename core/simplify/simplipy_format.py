@@ -50,9 +50,9 @@ def import_rules(data, seed: int = 0, n_verify: int = 2048) -> tuple[list[dict],
     from mlx26.core.simplify.miner import _Verifier
     from mlx26.core.simplify.ruleset import pattern_tree
 
-    rows = data.get("rules") if isinstance(data, dict) else data
     if not looks_like_simplipy(data):
         raise InputError("not a SimpliPy rule list: expected [[source, target], ...]")
+    rows: list = data["rules"] if isinstance(data, dict) else data
     stats = {"read": len(rows), "sound": 0, "lossy": 0, "rejected": 0, "unverifiable": 0, "malformed": 0}
     parsed = []
     n_wild = 1
