@@ -90,3 +90,11 @@ def test_shipped_rules_regenerate_byte_identically(tmp_path):
     assert shipped_stats["rules"] == new_stats["rules"] and shipped_stats["sound"] == new_stats["sound"]
     for key, shipped in shipped_stats.items():
         assert abs(new_stats[key] - shipped) <= max(2, 1e-4 * shipped), (key, shipped, new_stats[key])
+
+
+def test_miner_confirms_second_pass_identities():
+    # the miner, run over second-pass operators, rediscovers hand-written identities independently
+    r = mine(max_len=3, n_vars=1, seed=0, operators=["asinh", "sinh", "neg", "pow1_3", "pow3"], constants=False)
+    rules = {(x["lhs"], x["rhs"], x["sound"]) for x in r["rules"]}
+    assert {("asinh sinh _0", "_0", True), ("sinh asinh _0", "_0", True), ("pow1_3 pow3 _0", "_0", True),
+            ("pow3 pow1_3 _0", "_0", True)} <= rules
