@@ -3,8 +3,6 @@
 import json
 import subprocess
 
-import pytest
-
 
 def jsonl(text):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
