@@ -20,6 +20,7 @@ import os
 import sys
 from pathlib import Path
 
+from _results import record
 from mlx26.core.common.errors import Mlx26Error
 from mlx26.core.score_code import load_model
 from mlx26.core.score_code import realeval as R
@@ -127,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Error: {exc.message}" + (f"\nHint: {exc.hint}" if exc.hint else ""), file=sys.stderr)
         return exc.exit_code
     print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else report(result))
+    d = result["data"]
+    record("score_code_real", result, data=[
+        {"name": "sven", "source": f"{args.sven} (eth-sri/sven, MIT): val split, {d['pairs']} real Python "
+         f"vulnerability fixes ({d['functions']} functions, {d['repositories']} repositories)"},
+        {"name": "python-stdlib", "source": f"{result['false_alarms']['files']} standard-library files "
+         f"(seed {args.seed}), assumed benign"}])
     return 0
 
 
