@@ -108,7 +108,7 @@ def same_domain(a: np.ndarray, b: np.ndarray) -> bool:
     return not np.any(mism & ~huge)
 
 
-class _Verifier:
+class RuleVerifier:
     def __init__(self, rng: np.random.Generator, n_vars: int, n_verify: int, n_challenges: int, rtol: float):
         self.Xf = verify_points(rng, n_verify, n_vars, positive=False)
         self.Xp = verify_points(rng, n_verify, n_vars, positive=True)
@@ -207,7 +207,7 @@ def mine(max_len: int = 5, n_vars: int = 2, seed: int = 0, literals=DEFAULT_LITE
     Xf = _points(rng, n_points, n_vars, positive=False)
     Xp = _points(rng, max(8, (3 * n_points) // 4), n_vars, positive=True)
     c_fp = float(rng.uniform(0.5, 2.0))
-    verifier = _Verifier(rng, n_vars, n_verify, n_challenges, rtol)
+    verifier = RuleVerifier(rng, n_vars, n_verify, n_challenges, rtol)
     P = Xf.shape[0]
     provenance = {
         "miner": "mlx26.core.simplify.miner.mine",

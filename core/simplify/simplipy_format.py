@@ -47,7 +47,7 @@ def _wild(lhs: list[str], rhs: list[str]) -> tuple[list[str], list[str]]:
 
 def import_rules(data, seed: int = 0, n_verify: int = 2048) -> tuple[list[dict], dict]:
     """``(rules in our format, stats)`` from SimpliPy-format ``data`` (already JSON-decoded)."""
-    from mlx26.core.simplify.miner import _Verifier
+    from mlx26.core.simplify.miner import RuleVerifier
     from mlx26.core.simplify.ruleset import pattern_tree
 
     if not looks_like_simplipy(data):
@@ -72,7 +72,7 @@ def import_rules(data, seed: int = 0, n_verify: int = 2048) -> tuple[list[dict],
             continue
         n_wild = max(n_wild, len(wl))
         parsed.append((lt, rt, lhs, rhs))
-    ver = _Verifier(np.random.default_rng(seed), n_wild, n_verify, 3, 1e-9)
+    ver = RuleVerifier(np.random.default_rng(seed), n_wild, n_verify, 3, 1e-9)
     out = []
     for lt, rt, lhs, rhs in parsed:
         cl, cr = lt.count(CONSTANT), rt.count(CONSTANT)
