@@ -53,7 +53,7 @@ class Claim:
     data: str
     data_kind: str
     results: str | None = None
-    figures: dict[str, str] = field(default_factory=dict)
+    figures: dict[str, str | list[str]] = field(default_factory=dict)
     measured: str = ""
     criterion: str | None = None
     partial: str | None = None
@@ -168,16 +168,35 @@ def check_results(payload: Any, where: str) -> None:
 
 
 def lookup(figures: dict[str, Any], key: str) -> Any:
-    """``a.b.2.c`` into nested objects and lists; KeyError names the first missing part."""
+    """``a.b.2.c`` into nested objects and lists; KeyError names the first missing part.
+
+    An object key that itself contains dots (``first_er_0.9``) is matched greedily: at each level the
+    longest run of parts that is a key of that object wins.
+    """
     node: Any = figures
-    for part in key.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
-            node = node[int(part)]
+    parts = key.split(".")
+    i = 0
+    while i < len(parts):
+        if isinstance(node, dict):
+            for j in range(len(parts), i, -1):
+                name = ".".join(parts[i:j])
+                if name in node:
+                    node, i = node[name], j
+                    break
+            else:
+                raise KeyError(parts[i])
+        elif isinstance(node, list) and parts[i].lstrip("-").isdigit() and -len(node) <= int(parts[i]) < len(node):
+            node, i = node[int(parts[i])], i + 1
         else:
-            raise KeyError(part)
+            raise KeyError(parts[i])
     return node
+
+
+def figure_value(figures: dict[str, Any], key: str | list[str]) -> Any:
+    """One dotted key, or a list of keys whose values form a list (``min(...)`` over games in a criterion)."""
+    if isinstance(key, list):
+        return [lookup(figures, k) for k in key]
+    return lookup(figures, key)
 
 
 # ----------------------------------------------------------------------------- criteria
@@ -185,7 +204,10 @@ def lookup(figures: dict[str, Any], key: str) -> Any:
 _CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
         ast.Eq: operator.eq, ast.NotEq: operator.ne}
 _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-_FUNCS = {"abs": abs, "min": min, "max": max, "all": all, "any": any, "len": len}
+_FUNCS = {"abs": abs, "min": min, "max": max, "all": all, "any": any, "len": len, "sum": sum,
+          # element-wise over two equally long lists: min(diff(rl, sft)) > 0 = "larger in every cell"
+          "diff": lambda a, b: [x - y for x, y in zip(a, b, strict=True)],
+          "ratio": lambda a, b: [x / y for x, y in zip(a, b, strict=True)]}
 
 
 def _names(expr: str, where: str) -> set[str]:
@@ -245,6 +267,8 @@ class _Formatter(string.Formatter):
     """A missing figure (None, from NaN) prints as n/a instead of failing the whole template."""
 
     def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, list):
+            return ", ".join(self.format_field(v, format_spec) for v in value)
         return "n/a" if value is None else super().format_field(value, format_spec)
 
 
@@ -280,7 +304,7 @@ def resolve_claim(claim: Claim, results: dict[str, Any] | None, *, strict: bool)
     values = {}
     for name, key in claim.figures.items():
         try:
-            values[name] = lookup(results["figures"], key)
+            values[name] = figure_value(results["figures"], key)
         except KeyError as exc:
             message = f"{where}: results file {claim.results}.json has no figure '{key}' (missing '{exc.args[0]}')"
             if strict:

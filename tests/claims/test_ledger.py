@@ -100,6 +100,8 @@ def test_evaluate_whitelist():
 
 def test_lookup_lists_and_errors():
     assert L.lookup({"rows": [{"x": 1}, {"x": 2}]}, "rows.1.x") == 2
+    assert L.lookup({"g": {"first_er_0.9": 46, "first_er_0": 1}}, "g.first_er_0.9") == 46
+    assert L.figure_value({"a": [3, 4]}, ["a.0", "a.1"]) == [3, 4]
     with pytest.raises(KeyError):
         L.lookup({"rows": []}, "rows.0.x")
 
