@@ -24,6 +24,7 @@ import os
 import sys
 from pathlib import Path
 
+from _results import record
 from mlx26.core.simplify import bench, random_expressions, throughput
 from mlx26.core.simplify.bench import (
     corpus_report,
@@ -103,6 +104,12 @@ def main(argv: list[str] | None = None) -> int:
         print("missed (canonical):", dec["canonical_missed_respellings"] + dec["canonical_missed_sympy_forms"])
     if s_rand["unsound_examples"] or s_sym["unsound_examples"]:
         print("unsound examples:", s_rand["unsound_examples"] + s_sym["unsound_examples"])
+    record("simplify", {"bench": r, "soundness_random": s_rand, "soundness_sympy_tests": s_sym, "corpus": c_rep,
+                        "rules": contrib, "decontam": dec, "throughput": tp},
+           data=[{"name": "synthetic", "source": f"{args.n} seeded random expressions (seed {args.seed})"},
+                 {"name": "sympy-tests", "source": "simplify test inputs re-extracted from the installed sympy package"},
+                 {"name": corpus.name, "source": str(corpus) + f" ({corpus_label})"},
+                 {"name": "nguyen", "source": "Nguyen-1..12 formulas, respelled by the benchmark"}])
     if args.json:
         print(json.dumps({"bench": r, "soundness_random": s_rand, "soundness_sympy_tests": s_sym, "corpus": c_rep,
                           "rules": contrib, "decontam": dec, "throughput": tp}, indent=1, default=str))
