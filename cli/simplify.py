@@ -260,6 +260,11 @@ def decontam(
         require("sympy", "simplify")
     kept, stats = core.decontaminate((_item(r) for _, r in train_source), test_items, mode=mode, seed=seed,
                                      use_image=image, canonical=canonical, cancel=cancel)
+    if stats["test_errors"]:
+        # a test row we cannot read is contamination we cannot check: refuse rather than pass it silently
+        raise UsageError(f"{stats['test_errors']} of {stats['test']} test expressions could not be parsed, so "
+                         "training rows equivalent to them would go unchecked",
+                         hint="fix or remove those rows of --test (`mlx26 simplify run --strict` names them)")
     as_lines = train_source.format == "lines"
     records = ({VALUE_KEY: x} if as_lines else x for x in kept)
     emit(records, output, answer_in_kind(fmt, output, train_source.format), force=force)

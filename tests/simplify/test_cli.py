@@ -114,6 +114,17 @@ def test_decontam_drops_equivalents(run_cli, tmp_path):
     assert "kept 2 of 4" in result.stderr
 
 
+def test_decontam_refuses_an_unparsable_test_row(run_cli, tmp_path):
+    """A test expression we cannot read is contamination we cannot check: exit 2, nothing written."""
+    train = tmp_path / "train.txt"
+    train.write_text("sin(x1)\n")
+    test = tmp_path / "test.txt"
+    test.write_text("x1+\ncos(x2)\n")
+    result = run_cli("simplify", "decontam", "--train", train, "--test", test)
+    assert result.code == 2 and result.stdout == ""
+    assert "1 of 2 test expressions could not be parsed" in result.stderr
+
+
 def test_mine_is_deterministic(run_cli, tmp_path):
     args = ["simplify", "mine", "--max-len", "3", "--n-vars", "1", "--operator", "neg", "--operator", "+",
             "--no-constants"]
