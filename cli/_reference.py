@@ -115,7 +115,7 @@ def walk(path: list[str] | None = None) -> list[tuple[list[str], str]]:
     return [(list(p), text) for p, text in _walk(tuple(path or ()))]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _walk(path: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], str], ...]:
     _, text = help_text(list(path))
     pages = [(path, text)]
@@ -155,12 +155,12 @@ def render_reference(pages: list[tuple[list[str], str]]) -> str:
     return "\n".join(parts)
 
 
-def replace_block(document: str, mark: str, body: str) -> str:
-    start, end = f"<!-- {mark}:start -->", f"<!-- {mark}:end -->"
-    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
-    if not pattern.search(document):
-        raise SystemExit(f"marker {start} not found")
-    return pattern.sub(lambda _: f"{start}\n{body}{end}", document)
+def replace_block(document: str, mark: str, body: str, where: str = README) -> str:
+    """The generated block between ``<!-- mark:start -->`` and ``<!-- mark:end -->`` (one implementation,
+    shared with the claims ledger's views)."""
+    from mlx26.core.claims.render import replace_block as replace
+
+    return replace(document, mark, body, where)
 
 
 def render(root: Path) -> tuple[dict[Path, str], list[str]]:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mlx26.core.claims.spec import DATA_KINDS
-from mlx26.core.common.errors import InputError, unknown_name
+from mlx26.core.common.errors import InputError, RunFailure, unknown_name
 
 METHODS_DIR = Path(__file__).resolve().parent / "methods"
 SNAPSHOT = Path(__file__).resolve().parent / "ledger.json"
@@ -372,8 +372,6 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, int]:
 def shipped_ledger(results_dir: Path | None = None) -> dict[str, Any]:
     """The ledger shipped with this version, or recomputed from ``results_dir`` (non-strict: a claim whose
     figure is missing shows ``no figure`` instead of stopping the listing)."""
-    from mlx26.core.common.errors import RunFailure
-
     if results_dir is not None:
         return build_ledger(load_methods(), Path(results_dir), strict=False)
     try:
