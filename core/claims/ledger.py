@@ -27,6 +27,7 @@ import json
 import math
 import operator
 import string
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,7 +89,7 @@ def parse_method(raw: Any, where: str) -> MethodClaims:
     _require(not unknown, where, f"unknown keys {sorted(unknown)}")
     for key in ("method", "paper", "docs", "claims"):
         _require(key in raw, where, f"missing '{key}'")
-    _require(isinstance(raw["claims"], list) and raw["claims"], where, "'claims' must be a non-empty list")
+    _require(isinstance(raw["claims"], list) and bool(raw["claims"]), where, "'claims' must be a non-empty list")
     claims: list[Claim] = []
     seen: set[str] = set()
     for i, item in enumerate(raw["claims"]):
@@ -204,7 +205,7 @@ def figure_value(figures: dict[str, Any], key: str | list[str]) -> Any:
 _CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
         ast.Eq: operator.eq, ast.NotEq: operator.ne}
 _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
-_FUNCS = {"abs": abs, "min": min, "max": max, "all": all, "any": any, "len": len, "sum": sum,
+_FUNCS: dict[str, Callable[..., Any]] = {"abs": abs, "min": min, "max": max, "all": all, "any": any, "len": len, "sum": sum,
           # element-wise over two equally long lists: min(diff(rl, sft)) > 0 = "larger in every cell"
           "diff": lambda a, b: [x - y for x, y in zip(a, b, strict=True)],
           "ratio": lambda a, b: [x / y for x, y in zip(a, b, strict=True)]}
