@@ -143,4 +143,5 @@ class ReplayBackend(Backend):
 
     def prompt_token_bound(self, request: ChatRequest) -> int:
         entries = self._results.get(request.key(self.model))
-        return entries[0][1].usage.prompt_tokens if entries else 0
+        # an unrecorded request (a budget estimate of a call never made) gets the generic byte bound, not 0
+        return entries[0][1].usage.prompt_tokens if entries else super().prompt_token_bound(request)

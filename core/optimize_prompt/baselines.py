@@ -51,9 +51,10 @@ def spo_rounds(h: Harness, initial: str) -> Iterator[dict[str, Any]]:
         mark = h.mark()
         if best_out is None:
             best_out = [h.execute(best, x) for x in inputs]
+        # sampled like SPO's optimiser (temperature > 0, a fresh seed per round), or it would repeat itself
         candidate = prompts.parse_prompt(h.ask("meta", prompts.spo_optimize(task, best, list(zip(inputs, best_out,
                                                                                                   strict=True))),
-                                               s.optimizer_max_tokens)[0])
+                                               s.optimizer_max_tokens, temperature=0.7, draw=r)[0])
         verdicts: list[int] = []
         if candidate is None:
             h.failures["unparseable_edit"] += 1
@@ -82,7 +83,8 @@ def ape_rounds(h: Harness, initial: str) -> Iterator[dict[str, Any]]:
         mark = h.mark()
         if best_out is None:
             best_out = [h.execute(best, x) for x in inputs]
-        texts = h.ask("meta", prompts.ape_propose(task, best, examples), s.optimizer_max_tokens, temperature=0.7, n=c)
+        texts = h.ask("meta", prompts.ape_propose(task, best, examples), s.optimizer_max_tokens, temperature=0.7, n=c,
+                      draw=r)
         candidates: list[str | None] = []
         for text in texts:
             parsed = prompts.parse_prompt(text)

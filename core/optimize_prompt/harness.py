@@ -85,9 +85,11 @@ class Harness:
         self._last_worst: tuple[int, float] = (0, 0.0)
 
     # ------------------------------------------------------------------ calls
-    def ask(self, purpose: str, text: str, max_tokens: int, *, temperature: float = 0.0, n: int = 1) -> list[str]:
+    def ask(self, purpose: str, text: str, max_tokens: int, *, temperature: float = 0.0, n: int = 1,
+            draw: int = 0) -> list[str]:
+        """The reply texts; ``draw`` offsets the seed so sampled calls repeated across rounds differ."""
         result = self.views[purpose].chat(text, temperature=temperature, max_tokens=max_tokens,
-                                          seed=self.settings.seed, n=n)
+                                          seed=self.settings.seed + draw, n=n)
         return result.texts
 
     def execute(self, template: str, value: str) -> str:
