@@ -12,7 +12,7 @@ Mixtures of Gaussians in Approximate Differential Privacy" (ICML 2026, arXiv 260
   the pattern of representable outputs, so the release is snapped to a grid of
   Lambda = 2^k (about 1/64 of the noise scale): the query is rounded to the grid, and an
   integer index j is drawn *exactly* from the grid distribution of round_Lambda(Z), quantised
-  to integers summing to 2^62, with 62-bit integers from ``os.urandom`` (inverse CDF by integer
+  to integers summing to 2^126, with 126-bit integers from ``os.urandom`` (inverse CDF by integer
   search; no floating point on the random path).  Rounding the query moves neighbours apart by
   at most D + Lambda, so the continuous mechanism is calibrated for sensitivity D + Lambda; the
   quantised table itself is then checked (its hockey-stick divergence at every grid shift
@@ -22,6 +22,8 @@ Mixtures of Gaussians in Approximate Differential Privacy" (ICML 2026, arXiv 260
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import numbers
 import os
@@ -39,7 +41,12 @@ from .quasi import sample_quasi
 SNAP_POINTS_PER_SCALE = 64
 #: share of delta the secure table may lose to its truncated tails
 SNAP_TAIL = 1e-7
-ONE = 1 << 62
+#: table masses are integers summing to 2^126: e^eps * 2^-126 stays far below delta up to eps ~ 60
+#: (with 2^62, e^32 * 2^-62 = 2e-5 alone exceeded delta = 1e-6: the table check failed at eps = 32)
+BITS = 126
+ONE = 1 << BITS
+#: the table check costs (shifts x cells) numpy operations; beyond this it is refused at once
+MAX_CHECK_WORK = 400_000_000
 
 
 def secure_rng() -> np.random.Generator:
@@ -154,7 +161,7 @@ def sample(mech: Mechanism, n: int, rng: np.random.Generator) -> np.ndarray:
 # ----- secure, snapped sampling ---------------------------------------------------------------------
 @dataclass(frozen=True)
 class SnappedTable:
-    """round_Lambda(Z) as an exact integer distribution: P(j) = weights[j + J] / 2^62."""
+    """round_Lambda(Z) as an exact integer distribution: P(j) = weights[j + J] / 2^126."""
 
     grid: float
     J: int
@@ -164,42 +171,52 @@ class SnappedTable:
     l1: float  # E|Lambda j| + Lambda/2: l1 bound of the release error (query rounding included)
 
     def pmf(self) -> np.ndarray:
-        return np.array(self.weights, dtype=float) / ONE
+        return np.ldexp(np.array([float(v) for v in self.weights]), -BITS)
+
+    def draw(self, n: int) -> np.ndarray:
+        return draw_snapped(self, n)
 
     def cdf_at(self, values: np.ndarray) -> np.ndarray:
         """P(Lambda j <= v) (the exact table CDF)."""
-        c = np.cumsum(np.array(self.weights, dtype=np.uint64)).astype(float) / ONE
+        c = np.ldexp(np.array([float(v) for v in itertools.accumulate(self.weights)]), -BITS)
         idx = np.floor(np.asarray(values, float) / self.grid + 1e-9).astype(np.int64) + self.J
         return np.where(idx < 0, 0.0, c[np.clip(idx, 0, len(self.weights) - 1)])
 
 
 def snapped_table(mech: Mechanism, grid: float, delta_target: float) -> SnappedTable:
-    """Quantised grid distribution of ``mech`` (calibrated for sensitivity D + grid), checked."""
-    # tail cut: P(|Z| > (J + 1/2) grid) <= SNAP_TAIL delta
+    """Quantised grid distribution of ``mech`` (calibrated for sensitivity D + grid), checked.
+
+    Raises :class:`InputError` at once (before any work) when the table or its check would be too
+    large to build in seconds.
+    """
+    # the query is rounded: neighbours at distance <= D land at most D + grid apart; the mechanism
+    # was calibrated for D + 2 grid (secure.secure_mechanism), so check every shift up to D + grid
+    t_max = int(math.ceil((mech.sensitivity - grid) / grid))
+    # tail cut: P(|Z| > (J_cut + 1/2) grid) <= SNAP_TAIL delta; the support then reaches t_max cells
+    # further, so that a neighbour's release (shifted by up to t_max) stays inside it up to that tail
     scale = max(mech.l1, grid)
     J = int(math.ceil(scale / grid))
     while survival(mech, np.array([(J + 0.5) * grid]))[0] > SNAP_TAIL * delta_target / 2 and J < 10_000_000:
         J *= 2
-    if J > 2_000_000:
-        raise RunFailure("the secure sampler's table would exceed 4 million grid points.")
+    J += t_max
+    if J > 2_000_000 or t_max * (2 * J + 1) > MAX_CHECK_WORK:
+        raise InputError(f"--secure: the snapped table of {mech.name} at eps = {mech.eps:g} would need "
+                         f"{2 * J + 1} grid cells checked at {t_max} shifts; too large to build.",
+                         "use -m laplace or -m staircase (exact integer samplers, any eps), or drop --secure")
     j = np.arange(0, J + 1, dtype=float)
     S = survival(mech, (j + 0.5) * grid)
     p = np.empty(J + 1)
     p[0] = 1.0 - 2.0 * S[0]
     p[1:] = np.maximum(S[:-1] - S[1:], 0.0)
-    q = np.rint(p[1:] * ONE).astype(np.int64)
-    nz = np.nonzero(q)[0]
-    J = int(nz[-1]) + 1 if nz.size else 0
-    q = q[:J]
-    side = [int(v) for v in q]
+    side = [int(v) for v in np.rint(np.ldexp(p[1:], BITS))]  # exact float -> int
+    while side and side[-1] == 0:
+        side.pop()
+    J = len(side)
     centre = ONE - 2 * sum(side)
     if centre < 0:
         raise RunFailure("secure table quantisation failed (negative centre mass).")
     weights = side[::-1] + [centre] + side
-    w = np.array(weights, dtype=float) / ONE
-    # the query is rounded: neighbours at distance <= D land at most D + grid apart; the mechanism
-    # was calibrated for D + 2 grid (secure.secure_mechanism), so check every shift up to D + grid
-    t_max = int(math.ceil((mech.sensitivity - grid) / grid))
+    w = np.ldexp(np.array([float(v) for v in weights]), -BITS)
     e = math.exp(mech.eps)
     H = 0.0
     for t in range(1, t_max + 1):
@@ -216,13 +233,19 @@ def snap_grid(scale: float) -> float:
     return 2.0 ** math.floor(math.log2(scale / SNAP_POINTS_PER_SCALE))
 
 
-def draw_snapped(table: SnappedTable, n: int) -> np.ndarray:
-    """n exact draws of Lambda j from 62-bit integers of os.urandom (no floats on the random path)."""
+def draw_snapped(table, n: int) -> np.ndarray:
+    """n exact draws of Lambda j from 126-bit integers of os.urandom (no floats on the random path).
+
+    ``table`` is a :class:`SnappedTable` or an :class:`~.exact.ExactSampler` (which draws itself).
+    """
     n = _check_n(n)
-    u = np.frombuffer(os.urandom(8 * n), dtype=np.uint64) >> np.uint64(2)
-    cum = np.cumsum(np.array(table.weights, dtype=np.uint64))
-    idx = np.searchsorted(cum, u, side="right")
-    return (idx.astype(np.int64) - table.J) * table.grid
+    if not isinstance(table, SnappedTable):
+        return table.draw(n)
+    cum = list(itertools.accumulate(table.weights))
+    raw = os.urandom(16 * n)
+    idx = [bisect.bisect_right(cum, int.from_bytes(raw[16 * i:16 * i + 16], "little") >> (128 - BITS))
+           for i in range(n)]
+    return (np.array(idx, dtype=np.int64) - table.J) * table.grid
 
 
 def snap_query(values: np.ndarray, grid: float) -> np.ndarray:
