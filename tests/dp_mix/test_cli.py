@@ -101,7 +101,7 @@ def test_verify_pass_and_fail(run_cli):
     result = json.loads(bad.stdout)  # the figures are still reported
     assert result["passed"] is False and result["delta_achieved"] > 1e-5
     assert 0 < result["worst_shift"] < 1  # the worst shift is interior at ε = 4
-    assert bad.error_lines[0].startswith("Error: δ achieved")
+    assert bad.error_lines[0].startswith("Error: not private") and "exceeds the target" in bad.error_lines[0]
 
 
 def test_verify_dp_accounting_backend(run_cli):

@@ -98,3 +98,34 @@ def test_cli_secure_noise_at_eps_16_and_32(run_cli, mech):
                     stdin="3\n5\n8\n")
         assert r.code == 0, r.stderr
         assert len(r.stdout.split()) == 3
+
+
+# ----- 2. verify --rigorous says what failed and by how much ------------------------------------------
+def test_cli_rigorous_not_proved_is_not_reported_as_a_float_violation(run_cli):
+    # sigma = the calibrated Gaussian sigma: the float certificate passes, the first-order interval
+    # bound (1.2e-5) does not prove 1e-5; before, the message claimed "δ achieved 9.99e-06 exceeds"
+    r = run_cli("dp-mix", "verify", "-m", "gaussian", "--sigma", "1.0812", "-e", "4", "-d", "1e-5", "--rigorous",
+                "--format", "json")
+    assert r.code == 1
+    out = json.loads(r.stdout)
+    assert out["passed"] is True and out["rigorous_proved"] is False
+    msg = r.error_lines[0]
+    assert msg.startswith("Error: not proved") and "rigorous" in msg and "exceeds" not in msg
+    ratio = out["delta_rigorous_upper"] / 1e-5
+    assert f"{ratio:.3g}×" in msg and f"{out['delta_rigorous_upper']:.3g}" in msg
+    assert "floating-point certificate passed" in msg
+
+
+def test_cli_verify_violation_message_names_the_factor(run_cli):
+    r = run_cli("dp-mix", "verify", "-m", "gaussian", "--sigma", "1.0", "-e", "4", "-d", "1e-5", "--format", "json")
+    assert r.code == 1
+    out = json.loads(r.stdout)
+    msg = r.error_lines[0]
+    assert msg.startswith("Error: not private") and f"{out['delta_achieved'] / 1e-5:.3g}×" in msg
+
+
+def test_cli_rigorous_proved_exits_0(run_cli):
+    r = run_cli("dp-mix", "verify", "-m", "gaussian", "--sigma", "1.2", "-e", "4", "-d", "1e-5", "--rigorous",
+                "--format", "json")
+    assert r.code == 0, r.stderr
+    assert json.loads(r.stdout)["rigorous_proved"] is True
