@@ -379,11 +379,17 @@ def vector(
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
 ) -> None:
-    """Per-coordinate calibration of a d-dimensional query so that the d uses compose to (ε, δ).
+    """Noise for a d-dimensional query whose change has the named norm ≤ Δ, at (ε, δ) overall.
+
+    gaussian: one isotropic Gaussian on the l2 sensitivity (Δ for l1/l2, √d·Δ for linf).
+    laplace: Laplace on the l1 sensitivity (Δ, √d·Δ, d·Δ), or d-fold composition if cheaper.
+    Other mechanisms: per-coordinate noise (sensitivity Δ each) whose d uses compose to (ε, δ);
+    valid for every norm, but it does not exploit an l1 or l2 bound.
 
     \b
     Examples:
-      mlx26 dp-mix vector -e 2 -d 1e-5 --dim 4 --norm l2
+      mlx26 dp-mix vector -e 2 -d 1e-5 --dim 100 --norm l2
+      mlx26 dp-mix vector -e 2 -d 1e-5 --dim 4 --norm linf -m multi
     """
     _mechanism(mechanism)
     if norm not in ("l1", "l2", "linf"):

@@ -19,8 +19,9 @@ paper does not treat composition, so everything here is ours.
   dominating shift, so composition is reported as the max over a shift set (the worst shift
   at the calibrated eps, s = D and a uniform grid).  This assumes every use sees the same
   shift (the usual "fixed worst pair" accounting); it is not a dominating-pair proof.
-* Vector queries: per-coordinate calibration of a d-dimensional query with l1 / l2 / linf
-  sensitivity (see :func:`calibrate_vector`).
+* Vector queries: calibration of a d-dimensional query for the l1 / l2 / linf sensitivity the
+  user names: a joint Gaussian on the l2 sensitivity, Laplace on the l1 sensitivity, otherwise
+  per-coordinate composition (see :func:`calibrate_vector`).
 * Budget files: a JSON ledger of (eps, delta) spent, updated atomically.
 """
 
@@ -199,39 +200,102 @@ def compose(mech: Mechanism, k: int, delta: float, backend: str = "both") -> dic
 NORMS = ("l1", "l2", "linf")
 
 
+def _check_vector(norm: str, dim: int) -> None:
+    if norm not in NORMS:
+        raise InputError(f"norm must be one of {', '.join(NORMS)}, got {norm!r}.")
+    if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
+        raise InputError(f"dimension must be an integer >= 1, got {dim!r}.")
+
+
 def per_coordinate_sensitivity(norm: str, sensitivity: float, dim: int) -> float:
     """Largest per-coordinate change of a d-vector query whose change has norm <= sensitivity.
 
-    Each coordinate moves by at most the norm bound for l1, l2 and linf alike (|v_i| <= ||v||_p),
-    so every coordinate gets sensitivity D; the norms differ in how many coordinates can move at
-    once, which this per-coordinate scheme does not exploit (see :func:`calibrate_vector`).
+    Each coordinate moves by at most the norm bound for l1, l2 and linf alike (|v_i| <= ||v||_p).
     """
-    if norm not in NORMS:
-        raise InputError(f"norm must be one of {', '.join(NORMS)}, got {norm!r}.")
-    if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
-        raise InputError(f"dimension must be an integer >= 1, got {dim!r}.")
+    _check_vector(norm, dim)
     return float(sensitivity)
+
+
+def l2_sensitivity(norm: str, sensitivity: float, dim: int) -> float:
+    """Largest l2 norm of a change whose ``norm`` is <= sensitivity (l1, l2: D; linf: sqrt(d) D)."""
+    _check_vector(norm, dim)
+    return float(sensitivity) * (math.sqrt(dim) if norm == "linf" else 1.0)
+
+
+def l1_sensitivity(norm: str, sensitivity: float, dim: int) -> float:
+    """Largest l1 norm of a change whose ``norm`` is <= sensitivity (l1: D; l2: sqrt(d) D; linf: d D)."""
+    _check_vector(norm, dim)
+    return float(sensitivity) * {"l1": 1.0, "l2": math.sqrt(dim), "linf": float(dim)}[norm]
+
+
+def _joint(mech: Mechanism, dim: int, norm: str, scheme: str, used: float, note: str) -> dict:
+    return {"dim": dim, "norm": norm, "scheme": scheme, "sensitivity_used": used, "eps_coordinate": None,
+            "delta_coordinate": None, "mechanism": mech.to_dict(), "eps_composed": mech.eps,
+            "delta_composed": mech.delta_upper if mech.name != "laplace" else 0.0, "note": note}
 
 
 def calibrate_vector(mechanism: str, eps: float, delta: float, sensitivity: float, dim: int, norm: str = "linf",
                      objective: str = "l1") -> dict:
-    """Per-coordinate calibration of a d-dimensional query under composition.
+    """Noise for a d-dimensional query whose change between neighbours has ``norm`` <= sensitivity.
 
-    Every coordinate gets the same scalar mechanism with per-coordinate sensitivity D (valid for
-    l1, l2 and linf bounds, see :func:`per_coordinate_sensitivity`), calibrated to (eps_c, delta_c)
-    such that the d-fold composition (our FFT accounting, max over shifts, or dp-accounting's
-    exact classes for the Gaussian and the pure-DP mechanisms) is (eps, delta): delta_c =
-    delta / (2 d) per coordinate, the composed loss distribution gets the other half, and eps_c
-    is the largest found by bisection with composed eps <= eps.  This treats every coordinate as
-    possibly changing by the full D, which is what an linf bound allows; for l1 and l2 bounds it
-    is valid but conservative (a joint l2 Gaussian would need sigma ~ D, not ~ D sqrt(d)).
+    The calibration uses the norm the user names:
+
+    * ``gaussian``: one isotropic Gaussian N(0, sigma^2 I), whose privacy loss depends only on
+      ||v||_2: sigma is the analytic Gaussian's for the l2 sensitivity (D for l1 and l2 bounds,
+      sqrt(d) D for linf; tight, the worst change attains it) at (eps, delta).
+    * ``laplace``: i.i.d. Laplace with b = D_1 / eps on the l1 sensitivity D_1 (D, sqrt(d) D,
+      d D): pure eps-DP, since the loss is at most ||v||_1 / b.  For l2 and linf the d-fold
+      composition below is also tried (it spends delta) and the cheaper one is returned.
+    * ``best``: the cheapest (in ``objective``) of the Gaussian, Laplace, staircase and truncated
+      Laplace answers.
+    * any other mechanism (multi, quasi, optimised, staircase, truncated Laplace):
+      per-coordinate noise with per-coordinate sensitivity D (|v_i| <= ||v||_p for every p),
+      calibrated to (eps_c, delta / (2 d)) with the d-fold composition (our FFT accounting, max
+      over shifts, or dp-accounting's classes for the closed-form mechanisms) at most (eps,
+      delta): eps_c by bisection.  Valid for every norm but it does not exploit l1 / l2 bounds
+      (their loss is not a function of the norm of the change); the result says so, and
+      ``joint_gaussian_l1`` gives the per-coordinate l1 of the Gaussian alternative.
     """
-    d_c_sens = per_coordinate_sensitivity(norm, sensitivity, dim)
+    _check_vector(norm, dim)
     delta = float(delta)
+    if mechanism == "best":  # the cheap, exactly accounted candidates (a live best per coordinate is too slow)
+        cands = [calibrate_vector(m, eps, delta, sensitivity, dim, norm, objective)
+                 for m in ("gaussian", "laplace", "staircase", "truncated-laplace")]
+        pick = min(cands, key=lambda r: r["mechanism"][objective])
+        pick["note"] += "; best of gaussian (joint), laplace, staircase and truncated-laplace"
+        return pick
+    if mechanism == "gaussian":
+        d2 = l2_sensitivity(norm, sensitivity, dim)
+        m = calibrate("gaussian", eps, delta, d2)
+        return _joint(m, dim, norm, "joint-gaussian-l2", d2,
+                      f"one isotropic Gaussian on the l2 sensitivity {d2:g} (the privacy loss depends on ||v||_2 "
+                      "only); exact")
+    if mechanism == "laplace":
+        d1 = l1_sensitivity(norm, sensitivity, dim)
+        m = calibrate("laplace", eps, delta, d1)
+        joint = _joint(m, dim, norm, "laplace-l1", d1,
+                       f"i.i.d. Laplace on the l1 sensitivity {d1:g}: pure eps-DP (loss <= ||v||_1 / b)")
+        if norm == "l1" or dim == 1:
+            return joint
+        comp = _vector_composition(mechanism, eps, delta, sensitivity, dim, norm, objective)
+        return joint if joint["mechanism"][objective] <= comp["mechanism"][objective] else comp
+    res = _vector_composition(mechanism, eps, delta, sensitivity, dim, norm, objective)
+    if norm != "linf" and dim > 1:
+        res["joint_gaussian_l1"] = calibrate("gaussian", eps, delta, l2_sensitivity(norm, sensitivity, dim)).l1
+        res["note"] += (f"; the {norm} bound is not exploited by per-coordinate composition: -m gaussian "
+                        f"(joint, l2 sensitivity) gives l1 {res['joint_gaussian_l1']:.4g} per coordinate")
+    return res
+
+
+def _vector_composition(mechanism: str, eps: float, delta: float, sensitivity: float, dim: int, norm: str,
+                        objective: str) -> dict:
+    """Per-coordinate calibration under d-fold composition (see :func:`calibrate_vector`)."""
+    d_c_sens = per_coordinate_sensitivity(norm, sensitivity, dim)
     if dim == 1:
         m = calibrate(mechanism, eps, delta, d_c_sens, objective=objective)
-        return {"dim": 1, "norm": norm, "eps_coordinate": float(eps), "delta_coordinate": delta,
-                "mechanism": m.to_dict(), "eps_composed": float(eps), "delta_composed": delta}
+        return {"dim": 1, "norm": norm, "scheme": "scalar", "sensitivity_used": d_c_sens,
+                "eps_coordinate": float(eps), "delta_coordinate": delta, "mechanism": m.to_dict(),
+                "eps_composed": float(eps), "delta_composed": delta, "note": "d = 1: the scalar calibration"}
     delta_c = delta / (2.0 * dim)
     target_delta = delta - dim * delta_c  # the composition's own delta at the final eps
 
@@ -260,8 +324,9 @@ def calibrate_vector(mechanism: str, eps: float, delta: float, sensitivity: floa
                 raise RunFailure("vector calibration found no per-coordinate eps (try a larger delta).")
             best = (lo, m_lo, e_lo)
     eps_c, m, e_comp = best
-    return {"dim": dim, "norm": norm, "eps_coordinate": eps_c, "delta_coordinate": delta_c,
-            "mechanism": m.to_dict(), "eps_composed": e_comp, "delta_composed": delta,
+    return {"dim": dim, "norm": norm, "scheme": "per-coordinate-composition", "sensitivity_used": d_c_sens,
+            "eps_coordinate": eps_c, "delta_coordinate": delta_c, "mechanism": m.to_dict(),
+            "eps_composed": e_comp, "delta_composed": delta,
             "note": "per-coordinate noise with sensitivity D per coordinate; composed over d uses "
                     "(FFT of the loss PMF, max over shifts) + d * delta_coordinate"}
 

@@ -165,7 +165,8 @@ def test_vector_dim1_equals_scalar_and_composes():
     pytest.importorskip("dp_accounting")
     one = calibrate_vector("gaussian", 1.0, 1e-5, 1.0, 1)
     assert one["mechanism"]["sigma"] == pytest.approx(calibrate("gaussian", 1.0, 1e-5).sigma)
-    v = calibrate_vector("gaussian", 2.0, 1e-5, 1.0, 4, "l2")
+    v = calibrate_vector("staircase", 2.0, 1e-5, 1.0, 4, "linf")  # per-coordinate composition
+    assert v["scheme"] == "per-coordinate-composition"
     assert v["eps_composed"] <= 2.0 and v["eps_coordinate"] >= 2.0 / 4
 
 
