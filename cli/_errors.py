@@ -34,6 +34,7 @@ EXTRA_FOR_MODULE = {
     "tokenizers": "transformers",
     "onnxruntime": "onnx",
     "dp_accounting": "dp",
+    "rank_bm25": "optimize-prompt",
     "sympy": "simplify",
     "httpx": "llm",
     "openai": "llm",

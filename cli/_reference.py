@@ -53,7 +53,9 @@ METHODS: list[tuple[str, str, str, str]] = [
      "docs/spec-bench.md", "NVIDIA, *SPEED-Bench* ([2604.09557](https://arxiv.org/abs/2604.09557))"),
     ("judge-audit", "LLM-as-a-judge reliability: metrics, corrected ASR, ReliableBench, JudgeStressTest",
      "docs/judge-audit.md", "Schwinn et al., *A Coin Flip for Safety* ([2603.06594](https://arxiv.org/abs/2603.06594))"),
-    ("optimize-prompt", "MR.PEA prompt optimisation", "", ""),
+    ("optimize-prompt", "MR.PEA label-free prompt optimisation under a hard budget; SPO/APE baselines, eval",
+     "docs/optimize-prompt.md", "*MR.PEA: Prompt Optimization with Minimal Unlabeled Input via Meta-Reasoning* "
+     "(reconstruction; no public code)"),
     ("train grpo", "GRPO (TRL) with a length reward, after an SFT warm-up", "docs/smartthinker.md",
      "*SmartThinker* ([2603.08000](https://arxiv.org/abs/2603.08000))"),
     ("vuln-games", "vulnerability games (compliance, self-grading, proxy, tampering): GRPO/REINFORCE/TRL, persistence, "

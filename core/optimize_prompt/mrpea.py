@@ -16,6 +16,9 @@ One round, in order:
    the order swapped;
 7. **accept only winners**: more pairwise wins than losses *and* a pointwise score no lower.
 
+After ``IDLE_ROUNDS`` rounds in a row with no knowledge change and no candidate the loop stops
+(``stopped: converged``) instead of spending the rest of the budget on repeats.
+
 When nothing failed, no edit is asked for (nothing to target). Labels never enter: the task has none.
 """
 
@@ -28,6 +31,9 @@ from typing import Any
 from mlx26.core.optimize_prompt import prompts
 from mlx26.core.optimize_prompt.harness import Call, Harness
 from mlx26.core.optimize_prompt.knowledge import Knowledge
+
+
+IDLE_ROUNDS = 2  # rounds in a row with nothing new to try before MR.PEA stops spending
 
 
 def plan(h: Harness, prompt: str, k: Knowledge) -> list[Call]:
@@ -65,6 +71,7 @@ def rounds(h: Harness, initial: str) -> Iterator[dict[str, Any]]:
     incumbent = initial
     last_failed: list[str] = []
     examples = list(task.inputs[:3])
+    idle = 0
     for r in range(1, s.rounds + 1):
         est = h.estimate(plan(h, incumbent, k))
         yield {"estimate": est}
@@ -127,11 +134,15 @@ def rounds(h: Harness, initial: str) -> Iterator[dict[str, Any]]:
                                                                      "ties": len(verdicts) - wins - losses}},
             "failures": dict(sorted(h.failures.items())), "cost": h.cost_since(mark),
             "estimate": {"tokens": est[0], "usd": round(est[1], 10)}}
+        idle = idle + 1 if candidate is None and new_k.version == k.version else 0
         k = new_k
         last_failed = failed
         if accepted:
             incumbent = candidate  # type: ignore[assignment]
         yield record
+        if idle >= IDLE_ROUNDS:
+            yield {"stop": f"converged: {IDLE_ROUNDS} rounds without a knowledge change or a candidate"}
+            return
 
 
 def _mean(values: Any) -> float:

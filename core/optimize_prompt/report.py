@@ -41,9 +41,11 @@ def rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     if not seen:
         raise InputError("the trace is empty.")
     if summary is not None:
+        data = str(summary.get("data") or "")
         out.append({"round": "TOTAL", "method": summary.get("method"), "accepted": summary.get("accepted"),
-                    "aborted": summary.get("stopped"), "incumbent_score": summary.get("accuracy_initial"),
+                    "aborted": str(summary.get("stopped") or "").split(":")[0], "incumbent_score": summary.get("accuracy_initial"),
                     "candidate_score": summary.get("accuracy_final"), "wins": None, "losses": None, "ties": None,
                     "knowledge_version": None, "failures": None, "tokens": summary.get("tokens_spent"),
-                    "usd": summary.get("usd_spent"), "data": summary.get("data"), "gain": summary.get("gain")})
+                    "usd": summary.get("usd_spent"), "data": "SIMULATED" if data.startswith("SIMULATED") else data,
+                    "gain": summary.get("gain")})
     return out

@@ -49,6 +49,9 @@ class Run:
                 yield {"round": self.n_rounds, "method": self.method, "aborted": self.stopped, "accepted": False,
                        "prompt": self.prompt, "cost": h.cost_since(mark)}
                 return
+            if set(item) == {"stop"}:  # the optimiser converged: nothing left to try
+                self.stopped = item["stop"]
+                return
             if set(item) == {"estimate"}:
                 tokens, usd = item["estimate"]
                 why = h.over_budget(tokens, usd)
