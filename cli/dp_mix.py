@@ -242,8 +242,12 @@ def noise(
     objective: ObjOpt = "l1",
     secure: Annotated[bool, typer.Option("--secure", help="Snapped release on a power-of-two grid, drawn exactly "
                                          "from os.urandom integers (floating-point safe).")] = False,
-    budget: Annotated[str | None, typer.Option("--budget", help="JSON budget file to charge (ε, δ) to; refuses "
-                                               "once spent.", metavar="FILE")] = None,
+    budget: Annotated[str | None, typer.Option("--budget", help="JSON budget file to charge (ε, δ) to, once per "
+                                               "released value (see --charge); refuses once spent.",
+                                               metavar="FILE")] = None,
+    charge: Annotated[str, typer.Option("--charge", help="per-value: charge n·(ε, δ) for n values (a neighbour may "
+                                        "change them all) | once: charge (ε, δ) once, valid only if a neighbouring "
+                                        "dataset changes at most one value (disjoint groups).")] = "per-value",
     input_format: InputFormatOpt = InputFormat.auto,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
@@ -261,11 +265,18 @@ def noise(
       printf '3\\n5\\n8\\n' | mlx26 dp-mix noise - -e 1 -d 1e-5 -s 1
       printf 'name,age\\nann,41\\nbob,37\\n' | mlx26 dp-mix noise - -e 2 -d 1e-6 -s 1 --column age
       printf '3\\n5\\n' | mlx26 dp-mix noise - -e 1 -d 1e-5 -s 1 --secure --budget budget.json
+
+    With --budget, n released values cost n·(ε, δ) (basic composition) unless --charge once.
     """
     _mechanism(mechanism)
     _objective(objective)
     if secure and seed is not None:
         raise UsageError("--secure draws from os.urandom and cannot be seeded; drop --seed.")
+    if charge not in ("per-value", "once"):
+        raise unknown_name("charge", charge, ("per-value", "once"))
+    if budget is not None and seed is not None:
+        raise UsageError("--seed makes the release reproducible and NOT private; it cannot be charged to --budget.",
+                         hint="drop --seed for a real release")
     check_output(output, force)
     from mlx26.core import dp_mix
 
@@ -288,10 +299,11 @@ def noise(
         notice(f"dp-mix noise: skipped {skipped} row(s) without a finite number in '{target}'.", quiet)
     if seed is not None:
         notice("Warning: --seed makes the noise reproducible and therefore NOT private; use it for tests only.")
-    if budget is not None:
-        from mlx26.core.dp_mix.accounting import read_budget
+    count = (len(values) if charge == "per-value" else min(len(values), 1))
+    if budget is not None:  # refuse before any noise is drawn
+        from mlx26.core.dp_mix.accounting import check_budget
 
-        read_budget(budget)
+        check_budget(budget, eps, delta, count)
     if secure:
         from mlx26.core.dp_mix.secure import secure_release
 
@@ -303,7 +315,8 @@ def noise(
     if budget is not None:
         from mlx26.core.dp_mix.accounting import spend_budget
 
-        left = spend_budget(budget, eps, delta, note=f"noise {mechanism} on {len(values)} value(s)")
+        left = spend_budget(budget, eps, delta, note=f"noise {mechanism} on {len(values)} value(s), charge {charge}",
+                            count=count)
         notice(f"dp-mix noise: budget {budget}: eps {left['eps_total'] - left['eps_spent']:g}, "
                f"delta {left['delta_total'] - left['delta_spent']:g} left.", quiet)
     for record, value in zip(kept, noisy.tolist(), strict=True):

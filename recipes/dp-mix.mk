@@ -26,9 +26,10 @@ $(DPMIX_DIR)/counts.csv:
 $(DPMIX_DIR)/counts.noisy.csv: $(DPMIX_DIR)/counts.csv
 	$(MLX26) dp-mix noise $< -e 1 -d 1e-5 -s 1 --column count --seed $(SEED) --quiet -o $@ --force
 
-# Secure (snapped, os.urandom) release charged to a budget file of eps 1.5: a second release is refused.
+# Secure (snapped, os.urandom) release charged to a budget file of eps 4: the three values cost
+# 3 x eps = 3 (charged per value), so a second release of them is refused.
 $(DPMIX_DIR)/counts.secure.csv: $(DPMIX_DIR)/counts.csv
-	$(MLX26) dp-mix budget $(DPMIX_DIR)/budget.json -e 1.5 -d 1e-4 --force > /dev/null
+	$(MLX26) dp-mix budget $(DPMIX_DIR)/budget.json -e 4 -d 1e-4 --force > /dev/null
 	$(MLX26) dp-mix noise $< -e 1 -d 1e-5 -s 1 -m gaussian --column count --secure --budget $(DPMIX_DIR)/budget.json \
 	  --quiet -o $@ --force
 	! $(MLX26) dp-mix noise $< -e 1 -d 1e-5 -s 1 -m gaussian --column count --budget $(DPMIX_DIR)/budget.json \

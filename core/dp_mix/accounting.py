@@ -383,22 +383,41 @@ def init_budget(path: str | Path, eps: float, delta: float, force: bool = False)
     return data
 
 
-def spend_budget(path: str | Path, eps: float, delta: float, note: str = "") -> dict:
-    """Check that (eps, delta) fits into the remaining budget and record it (atomic rewrite).
-
-    Basic composition (eps and delta add up): valid for any sequence of releases, conservative.
-    Raises :class:`BudgetExhausted` naming the remaining budget when it does not fit.
-    """
-    from mlx26.core.common.files import atomic_write
-
+def check_budget(path: str | Path, eps: float, delta: float, count: int = 1) -> dict:
+    """Raise :class:`BudgetExhausted` unless ``count`` releases at (eps, delta) fit (nothing written)."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise InputError(f"the number of released values must be an integer >= 0, got {count!r}.")
     data = read_budget(path)
     rem_e = data["eps_total"] - data["eps_spent"]
     rem_d = data["delta_total"] - data["delta_spent"]
-    if eps > rem_e * (1 + 1e-12) or delta > rem_d * (1 + 1e-12):
-        raise BudgetExhausted(f"privacy budget exhausted: this release needs eps={eps:g}, delta={delta:g} but only "
-                              f"eps={max(rem_e, 0):g}, delta={max(rem_d, 0):g} remain in {path}.")
-    data["eps_spent"] += float(eps)
-    data["delta_spent"] += float(delta)
-    data["releases"].append({"eps": float(eps), "delta": float(delta), "note": note})
+    need_e, need_d = count * float(eps), count * float(delta)
+    if need_e > rem_e * (1 + 1e-12) or need_d > rem_d * (1 + 1e-12):
+        each = f" ({count} values at eps={eps:g}, delta={delta:g} each)" if count != 1 else ""
+        raise BudgetExhausted(f"privacy budget exhausted: this release needs eps={need_e:g}, delta={need_d:g}{each} but "
+                              f"only eps={max(rem_e, 0):g}, delta={max(rem_d, 0):g} remain in {path}.",
+                              "release fewer values, or --charge once if a neighbouring dataset changes at most "
+                              "one of them" if count > 1 else None)
+    return data
+
+
+def spend_budget(path: str | Path, eps: float, delta: float, note: str = "", count: int = 1) -> dict:
+    """Charge ``count`` releases at (eps, delta) each (basic composition), atomically.
+
+    Basic composition (eps and delta add up): valid for any sequence of releases, conservative.
+    A release of n values, each (eps, delta)-DP for a change of that value by <= D, is n
+    releases when a neighbouring dataset may change all of them (count = n); count = 1 is right
+    only when it changes at most one of them (disjoint groups under add/remove of one person).
+    Raises :class:`BudgetExhausted` naming the remaining budget when it does not fit, spending
+    nothing.
+    """
+    from mlx26.core.common.files import atomic_write
+
+    data = check_budget(path, eps, delta, count)
+    if count == 0:
+        return data
+    data["eps_spent"] += count * float(eps)
+    data["delta_spent"] += count * float(delta)
+    data["releases"].append({"eps": count * float(eps), "delta": count * float(delta), "values": count,
+                             "note": note})
     atomic_write(Path(path), json.dumps(data, indent=1) + "\n")
     return data

@@ -191,3 +191,48 @@ def test_cli_vector_norms_differ(run_cli):
         assert r.code == 0, r.stderr
         out[norm] = json.loads(r.stdout)
     assert out["linf"]["coordinate_sigma"] == pytest.approx(10 * out["l2"]["coordinate_sigma"], rel=1e-6)
+
+
+# ----- 4. the budget is charged per released value ----------------------------------------------------
+def test_budget_charges_every_released_value(run_cli, tmp_path):
+    b = tmp_path / "b.json"
+    assert run_cli("dp-mix", "budget", str(b), "-e", "10", "-d", "1e-3").code == 0
+    r = run_cli("dp-mix", "noise", "-", "-e", "1", "-d", "1e-5", "-s", "1", "-m", "laplace", "--budget", str(b),
+                "--quiet", stdin="1\n2\n3\n4\n")
+    assert r.code == 0, r.stderr
+    data = json.loads(b.read_text())
+    # before: eps_spent was 1 for four values, each released with eps = 1 (basic composition: 4)
+    assert data["eps_spent"] == pytest.approx(4.0) and data["delta_spent"] == pytest.approx(4e-5)
+    assert data["releases"][-1]["values"] == 4
+    # seven more values do not fit into the remaining eps = 6: refused before any noise, nothing spent
+    r = run_cli("dp-mix", "noise", "-", "-e", "1", "-d", "1e-5", "-s", "1", "-m", "laplace", "--budget", str(b),
+                stdin="1\n2\n3\n4\n5\n6\n7\n")
+    assert r.code == 2 and "eps=7" in r.stderr and "7 values" in r.stderr and r.stdout == ""
+    assert json.loads(b.read_text())["eps_spent"] == pytest.approx(4.0)
+    # --charge once (a neighbour changes at most one value) charges a single release
+    r = run_cli("dp-mix", "noise", "-", "-e", "1", "-d", "1e-5", "-s", "1", "-m", "laplace", "--budget", str(b),
+                "--charge", "once", "--quiet", stdin="1\n2\n3\n4\n5\n6\n7\n")
+    assert r.code == 0, r.stderr
+    assert json.loads(b.read_text())["eps_spent"] == pytest.approx(5.0)
+
+
+def test_budget_refuses_a_seeded_release(run_cli, tmp_path):
+    b = tmp_path / "b.json"
+    assert run_cli("dp-mix", "budget", str(b), "-e", "10", "-d", "1e-3").code == 0
+    r = run_cli("dp-mix", "noise", "-", "-e", "1", "-d", "1e-5", "-s", "1", "--seed", "3", "--budget", str(b),
+                stdin="1\n")
+    assert r.code == 2 and "seed" in r.stderr and "budget" in r.stderr
+    assert json.loads(b.read_text())["eps_spent"] == 0.0
+
+
+def test_spend_budget_counts(tmp_path):
+    from mlx26.core.dp_mix.accounting import BudgetExhausted, init_budget, read_budget, spend_budget
+
+    p = tmp_path / "b.json"
+    init_budget(p, 2.0, 1e-4)
+    spend_budget(p, 0.5, 1e-6, count=3)
+    assert read_budget(p)["eps_spent"] == pytest.approx(1.5)  # the ledger still sums to the spent amounts
+    with pytest.raises(BudgetExhausted, match="2 values"):
+        spend_budget(p, 0.5, 1e-6, count=2)
+    spend_budget(p, 0.5, 1e-6, count=1)
+    assert read_budget(p)["eps_spent"] == pytest.approx(2.0)

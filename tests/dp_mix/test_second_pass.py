@@ -274,15 +274,16 @@ def test_cli_best_and_optimised(run_cli):
 
 def test_cli_secure_noise_with_budget(run_cli, tmp_path):
     b = tmp_path / "b.json"
-    assert run_cli("dp-mix", "budget", str(b), "-e", "1.5", "-d", "1e-4").code == 0
+    assert run_cli("dp-mix", "budget", str(b), "-e", "3", "-d", "1e-4").code == 0
     data = tmp_path / "x.txt"
     data.write_text("3\n5\n")
     r = run_cli("dp-mix", "noise", str(data), "-e", "1", "-d", "1e-5", "-s", "1", "-m", "gaussian", "--secure",
                 "--budget", str(b), "--quiet")
     assert r.code == 0, r.stderr
+    assert json.loads(b.read_text())["eps_spent"] == 2.0  # two values, charged per value
     r = run_cli("dp-mix", "noise", str(data), "-e", "1", "-d", "1e-5", "-s", "1", "-m", "gaussian", "--budget", str(b))
-    assert r.code == 2 and "eps=0.5" in r.stderr and "remain" in r.stderr
-    assert json.loads(b.read_text())["eps_spent"] == 1.0  # the refused call spent nothing
+    assert r.code == 2 and "eps=2" in r.stderr and "eps=1," in r.stderr and "remain" in r.stderr
+    assert json.loads(b.read_text())["eps_spent"] == 2.0  # the refused call spent nothing
 
 
 @pytest.mark.parametrize(
