@@ -63,11 +63,23 @@ class LossPMF:
         return float(np.sum(self.prob * v) + self.inf_mass)
 
 
-def loss_pmf(mech: Mechanism, shift: float | None = None, interval: float = LOSS_INTERVAL) -> LossPMF:
+def privacy_parameters_pmf(eps: float, delta: float, interval: float = LOSS_INTERVAL) -> LossPMF:
+    """Loss PMF of the worst (eps, delta)-DP pair (Kairouz, Oh & Viswanath): L = +-eps or inf.
+
+    P(L = inf) = delta, P(L = eps) = (1 - delta) e^eps / (1 + e^eps), P(L = -eps) the rest; the
+    loss is rounded up to the grid (pessimistic)."""
+    hi = int(math.ceil(eps / interval))
+    lo = int(math.ceil(-eps / interval))
+    p_hi = (1.0 - delta) / (1.0 + math.exp(-eps))
+    return LossPMF(np.array([lo, hi], dtype=np.int64), np.array([1.0 - delta - p_hi, p_hi]), float(delta), interval)
+
+
+def loss_pmf(mech: Mechanism, shift: float | None = None, interval: float = LOSS_INTERVAL,
+             allow_closed_form: bool = False) -> LossPMF:
     """Pessimistic privacy-loss PMF of ``mech`` at ``shift`` (default: its worst shift)."""
     from .sampling import mechanism_mixture
 
-    if mech.name in CLOSED_FORM_PLD:
+    if mech.name in CLOSED_FORM_PLD and not (allow_closed_form and mech.name == "gaussian"):
         raise InputError(f"loss_pmf is for the mixture mechanisms; {mech.name} has a closed-form PLD.")
     mix = mechanism_mixture(mech)
     s = float(mech.worst_shift if shift is None else shift)
@@ -174,9 +186,15 @@ def compose(mech: Mechanism, k: int, delta: float, backend: str = "both") -> dic
         raise InputError(f"delta for the composed guarantee must lie in (0, 1), got {delta!r}.")
     out: dict = {"mechanism": mech.name, "k": k, "delta": float(delta), "eps_single": mech.eps}
     if mech.name in CLOSED_FORM_PLD:
-        pld = to_dp_accounting(mech)
-        out["eps_dp_accounting"] = float(pld.self_compose(k).get_epsilon_for_delta(delta))
-        out["eps_ours"] = None
+        out["eps_dp_accounting"] = None
+        if backend in ("both", "dp-accounting"):
+            pld = to_dp_accounting(mech)
+            out["eps_dp_accounting"] = float(pld.self_compose(k).get_epsilon_for_delta(delta))
+        # ours: the Gaussian's own loss PMF (one shift, D, dominates); for the pure-DP / exact-delta
+        # mechanisms the generic (eps, delta) worst-case pair (valid for any such mechanism)
+        lp = (loss_pmf(mech, mech.sensitivity, allow_closed_form=True) if mech.name == "gaussian"
+              else privacy_parameters_pmf(mech.eps, mech.delta_upper if mech.name == "truncated-laplace" else 0.0))
+        out["eps_ours"] = epsilon_for_delta(compose_fft(lp, k), delta) if backend in ("both", "native") else None
         out["shifts"] = [mech.sensitivity]
         out["eps_basic"] = k * mech.eps
         return out

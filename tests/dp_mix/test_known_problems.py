@@ -236,3 +236,19 @@ def test_spend_budget_counts(tmp_path):
         spend_budget(p, 0.5, 1e-6, count=2)
     spend_budget(p, 0.5, 1e-6, count=1)
     assert read_budget(p)["eps_spent"] == pytest.approx(2.0)
+
+
+# ----- compose: our own number for the single-shift mechanisms too ------------------------------------
+def test_compose_reports_our_eps_for_closed_form_mechanisms():
+    pytest.importorskip("dp_accounting")
+    from mlx26.core.dp_mix import calibrate
+    from mlx26.core.dp_mix.accounting import compose
+
+    for name, tol in (("gaussian", 0.01), ("staircase", 1e-6), ("truncated-laplace", 1e-6), ("laplace", None)):
+        m = calibrate(name, 1.0, 1e-5)
+        out = compose(m, 10, 1e-4)
+        assert out["eps_ours"] is not None and out["eps_ours"] <= out["eps_basic"] + 1e-9
+        if tol is None:  # Laplace: ours is the generic (eps, 0) pair, an upper bound of its exact PLD
+            assert out["eps_ours"] >= out["eps_dp_accounting"] * (1 - 1e-9)
+        else:
+            assert out["eps_ours"] == pytest.approx(out["eps_dp_accounting"], rel=tol)
