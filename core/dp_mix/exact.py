@@ -175,6 +175,8 @@ class ExactSampler:
         """P(grid Y <= v) for values on (or off) the grid, by summing the PMF (moderate S only)."""
         y = np.floor(np.asarray(values, float) / self.grid + 1e-9).astype(np.int64)
         top = int(np.max(np.abs(y))) + 1
+        if top > 50_000_000:
+            raise InputError(f"cdf_at sums the PMF up to |y| = {top}; too far (at most 5e7 grid points).")
         pa = self.pmf_abs(np.arange(0, top + 1))
         # P(Y > m) for m >= 0 (P(Y = m) = P(Y = -m) = pa[m] / 2 for m > 0)
         ptail = (1.0 - pa[0]) / 2 - np.cumsum(np.concatenate([[0.0], pa[1:] / 2]))
