@@ -485,10 +485,21 @@ def _line(record: Mapping[str, Any]) -> str:
     return to_json(record)
 
 
-def _display(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}" if math.isfinite(value) else str(value)
-    return _cell(value)
+# Display only (tables on a terminal): floats rounded, text on one line and cut with an ellipsis.
+# Data formats (json/jsonl/csv/tsv/lines) never pass through here.
+CELL_CHARS = 40
+FLOAT_DIGITS = 4
+
+
+def _display(value: Any, limit: int = CELL_CHARS) -> str:
+    if isinstance(value, bool) or not isinstance(value, float):
+        text = _cell(value)
+    elif not math.isfinite(value):
+        text = str(value)
+    else:
+        text = f"{value:.{FLOAT_DIGITS}g}"
+    text = " ".join(text.split()) if ("\n" in text or "\t" in text) else text
+    return text if len(text) <= limit else text[:max(limit - 1, 1)] + "…"
 
 
 def _columns(records: list[Mapping[str, Any]]) -> list[str]:
@@ -521,23 +532,46 @@ def _write(stream: IO[str], data: Mapping[str, Any] | Iterable[Mapping[str, Any]
 
 
 def _write_table(stream: IO[str], records: list[Mapping[str, Any]], single: bool, title: str | None) -> None:
+    """A rich table that fits the terminal, else one key/value block per record (like ``psql \\x``)."""
     from rich.console import Console
     from rich.table import Table
 
+    console = Console(file=stream, width=None if _isatty(stream) else 160, soft_wrap=False)
+    width = console.width
     table = Table(title=title, show_lines=False)
     if single:
-        table.add_column("key", style="bold")
-        table.add_column("value")
+        value_room = max(width - max((len(str(k)) for k in records[0]), default=3) - 7, 12)
+        table.add_column("key", style="bold", no_wrap=True)
+        table.add_column("value", no_wrap=True)
         for key, value in records[0].items():
-            table.add_row(str(key), _display(value))
-    else:
-        columns = _columns(records)
+            table.add_row(str(key), _display(value, value_room))
+        console.print(table)
+        return
+    columns = _columns(records)
+    cells = [[_display(record.get(c)) for c in columns] for record in records]
+    natural = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+    # to a file or pipe (--format table) the table is kept whole; on a terminal it must fit
+    if not _isatty(stream) or sum(natural) + 3 * len(columns) + 1 <= width:
         for column in columns:
-            table.add_column(column)
-        for record in records:
-            table.add_row(*[_display(record.get(c)) for c in columns])
-    width = None if _isatty(stream) else 160
-    Console(file=stream, width=width, soft_wrap=False).print(table)
+            table.add_column(column, no_wrap=_isatty(stream))
+        for row in cells:
+            table.add_row(*row)
+        console.print(table)
+        return
+    _write_vertical(stream, records, columns, title, width)
+
+
+def _write_vertical(stream: IO[str], records: list[Mapping[str, Any]], columns: list[str], title: str | None,
+                    width: int) -> None:
+    key_width = max(len(c) for c in columns)
+    room = max(width - key_width - 3, 12)
+    if title:
+        stream.write(f"{title}\n")
+    for number, record in enumerate(records, 1):
+        stream.write(f"─[ {number} ]" + "─" * max(width - len(str(number)) - 6, 4) + "\n")
+        for column in columns:
+            if column in record:
+                stream.write(f"{column:<{key_width}} │ {_display(record[column], room)}\n")
 
 
 def emit(

@@ -259,3 +259,41 @@ def test_json_output_is_strict_non_finite_numbers_become_null():
         '{"a": null, "b": [null, 1.5], "c": [null, 2.0]}'
     assert json.loads(to_json({"x": -float("inf")})) == {"x": None}
     assert to_json({"a": 1.0, "s": "NaN"}) == '{"a": 1.0, "s": "NaN"}'  # strings are left alone
+
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+    def getvalue(self):
+        import re
+
+        return re.sub(r"\x1b\[[0-9;]*m", "", super().getvalue())  # colour codes take no columns
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_terminal_tables_fit_or_fall_back_to_vertical_records(monkeypatch, width):
+    from mlx26.cli._io import _write
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    narrow = [{"mechanism": "gaussian", "sigma": 1.0810234567, "note": "x" * 200}, {"mechanism": "multi", "sigma": 0.25}]
+    out = _Tty()
+    _write(out, narrow, "table", False, None)
+    lines = out.getvalue().splitlines()
+    assert all(len(line) <= width for line in lines)
+    assert "mechanism" in lines[1] and "1.081" in out.getvalue() and "1.0810234567" not in out.getvalue()
+    assert "…" in out.getvalue() and len(lines) == 6  # one line per row: long text is cut, not wrapped
+    wide = [{f"column_{i}": 0.123456789 * i for i in range(20)} for _ in range(2)]
+    out = _Tty()
+    _write(out, wide, "table", False, "t")
+    text = out.getvalue()
+    assert all(len(line) <= width for line in text.splitlines())
+    assert "column_19 │ 2.346" in text and text.count("─[ ") == 2
+
+
+def test_data_formats_keep_full_precision_and_text():
+    from mlx26.cli._io import _write
+
+    out = io.StringIO()
+    _write(out, [{"sigma": 1.0810234567, "note": "x" * 200}], "jsonl", False, None)
+    assert "1.0810234567" in out.getvalue() and "x" * 200 in out.getvalue()
