@@ -86,6 +86,10 @@ def run_cmd(
                                                       "reply.", min=1)] = 384,
     budget_usd: BudgetUsdOpt = None, budget_tokens: BudgetTokensOpt = None, prices: PricesOpt = None,
     ledger: LedgerOpt = None,
+    estimate: Annotated[str, typer.Option("--estimate", help="Round cost estimate: worst (every call at max "
+                                          "tokens; a started round always finishes) | expected (1.5 × the "
+                                          "costliest round so far; more rounds fit, the last may be cut). "
+                                          "The budget holds either way.")] = "worst",
     docs: Annotated[str | None, typer.Option("--docs", metavar="DIR", help="Notes folder (.md/.txt) for BM25 "
                                              "retrieval [default with --demo: the shipped demo notes].")] = None,
     no_retrieval: Annotated[bool, typer.Option("--no-retrieval", help="Never retrieve (ablation).")] = False,
@@ -118,6 +122,7 @@ def run_cmd(
     """
     _check_choice("optimizer", optimizer, OPTIMIZERS)
     _check_choice("scorer", scorer, SCORERS)
+    _check_choice("estimate", estimate, ("worst", "expected"))
     if not demo and not task:
         raise UsageError("give --task FILE (or --demo for the embedded simulated default).")
     if demo and task:
@@ -136,7 +141,7 @@ def run_cmd(
 
     settings = Settings(rounds=rounds, n_validation=n_validation, pairwise_repeats=pairwise_repeats,
                         target_max_tokens=target_max_tokens, optimizer_max_tokens=optimizer_max_tokens,
-                        retrieval=not no_retrieval, seed=seed)
+                        retrieval=not no_retrieval, seed=seed, estimate=estimate)
     price_table = PriceTable.load(prices) if prices else (session.demo_prices() if demo else PriceTable.load(None))
     book = Ledger(ledger, prices=price_table, budget_usd=budget_usd, budget_tokens=budget_tokens)
     with llm_errors():

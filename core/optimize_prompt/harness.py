@@ -35,6 +35,8 @@ from mlx26.core.optimize_prompt.tasks import Task
 
 EXPR_TOKENS = 64
 MARGIN = 1.25  # prompts grow with the knowledge between rounds
+ESTIMATES = ("worst", "expected")
+EXPECTED_MARGIN = 1.5  # over the costliest finished round, for the expected-cost estimate
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Settings:
     retrieval_k: int = 2
     retrieval: bool = True
     seed: int = 0
+    estimate: str = "worst"  # worst: every call at max_tokens | expected: the costliest round so far × EXPECTED_MARGIN
 
     def __post_init__(self) -> None:
         for name in ("rounds", "n_validation", "pairwise_repeats", "target_max_tokens", "optimizer_max_tokens",
@@ -58,6 +61,8 @@ class Settings:
             low = 0 if name == "rounds" else 1
             if not isinstance(value, int) or value < low:
                 raise InputError(f"{name.replace('_', '-')} must be an integer ≥ {low}, got {value!r}.")
+        if self.estimate not in ESTIMATES:
+            raise InputError(f"estimate must be one of {', '.join(ESTIMATES)}, not {self.estimate!r}.")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,6 +88,7 @@ class Harness:
         self.views = {p: LedgerBackend(target if p == "execution" else optimizer, ledger, p) for p in PURPOSES}
         self.failures: Counter[str] = Counter()
         self._last_worst: tuple[int, float] = (0, 0.0)
+        self._max_actual: tuple[int, float] = (0, 0.0)
 
     # ------------------------------------------------------------------ calls
     def ask(self, purpose: str, text: str, max_tokens: int, *, temperature: float = 0.0, n: int = 1,
@@ -169,6 +175,8 @@ class Harness:
         worst = (sum(int(e.get("worst_case_tokens", 0)) for e in entries),
                  sum(float(e.get("worst_case_usd", 0.0)) for e in entries))
         self._last_worst = worst
+        spent = (sum(r["tokens"] for r in by.values()), sum(r["usd"] for r in by.values()))
+        self._max_actual = (max(self._max_actual[0], spent[0]), max(self._max_actual[1], spent[1]))
         return {"calls": len(entries), "tokens": sum(r["tokens"] for r in by.values()),
                 "usd": round(sum(r["usd"] for r in by.values()), 10),
                 "by_purpose": {p: r | {"usd": round(r["usd"], 10)} for p, r in by.items()},
@@ -176,7 +184,15 @@ class Harness:
                 "estimated_usage_calls": sum(e.get("usage_source") == "estimated" for e in entries)}
 
     def estimate(self, plan: Sequence[Call]) -> tuple[int, float]:
-        """Worst-case (tokens, USD) of a round's planned calls, never below the last round's reservations."""
+        """(tokens, USD) the next round may cost.
+
+        ``worst`` (default): every planned call at its worst case, never below the last round's
+        reservations, so a started round always finishes. ``expected``: after the first round,
+        the costliest finished round × ``EXPECTED_MARGIN`` — more rounds fit a small budget, and a
+        round that still runs out is cut by the ledger's per-call refusal (the budget holds either way).
+        """
+        if self.settings.estimate == "expected" and self._max_actual[0] > 0:
+            return (math.ceil(self._max_actual[0] * EXPECTED_MARGIN), self._max_actual[1] * EXPECTED_MARGIN)
         tokens, usd = 0, 0.0
         for call in plan:
             view = self.views[call.purpose]

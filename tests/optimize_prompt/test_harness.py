@@ -45,22 +45,32 @@ class NoUsage(Backend):
     # prompt_token_bound: the base class's byte bound, as for a server
 
 
+@pytest.mark.parametrize("estimate", ["worst", "expected"])
 @pytest.mark.parametrize("wrap", [False, True], ids=["usage", "no-usage"])
 @pytest.mark.parametrize("method", ["mrpea", "spo", "ape"])
-def test_budget_is_never_exceeded(demo_session, wrap, method):
+def test_budget_is_never_exceeded(demo_session, wrap, method, estimate):
     kw = {"target": NoUsage(sim.SimulatedTarget()), "optimizer": NoUsage(sim.ScriptedOptimizer())} if wrap else {}
-    full, full_rounds, _ = demo_session(method, rounds=4, **kw)
+    kw["estimate"] = estimate
+    rounds_max = 4 if estimate == "worst" else 12
+    full, full_rounds, _ = demo_session(method, rounds=rounds_max, **kw)
     first = full_rounds[0]["estimate"]["tokens"]  # the worst case of round 1 (max_tokens on every call)
+    budgets = ([int(first * f) for f in (1.0, 1.3, 2.0)] if estimate == "worst"
+               else [max(first, int(full["tokens_spent"] * f)) for f in (0.4, 0.7, 0.9)])
     stopped = 0
-    for factor in (1.0, 1.3, 2.0):
-        budget = int(first * factor)
-        summary, rounds, book = demo_session(method, rounds=4, budget_tokens=budget, **kw)
+    for budget in budgets:
+        summary, rounds, book = demo_session(method, rounds=rounds_max, budget_tokens=budget, **kw)
         assert book.spent_tokens <= budget
-        assert all(not e.get("refused") for e in book.entries)  # rounds stop before a call is refused
+        if estimate == "worst":  # rounds stop before a call is refused
+            assert all(not e.get("refused") for e in book.entries)
+        else:  # a refused call ends the run with the round marked aborted
+            assert all(not r.get("aborted") for r in rounds[:-1])
         stopped += summary["stopped"].startswith("budget")
         if wrap:
-            assert all(e["usage_source"] == "estimated" for e in book.entries)
-    assert stopped >= 1  # the budget did bind
+            assert all(e["usage_source"] == "estimated" for e in book.entries if not e.get("refused"))
+    if any(b < full["tokens_spent"] for b in budgets):
+        assert stopped >= 1  # the budget did bind
+    else:  # round 1's worst case (byte bounds without server usage) exceeds the whole run: nothing to cut
+        assert estimate == "expected" and wrap
 
 
 def test_budget_below_the_first_round_is_an_input_error_and_spends_nothing(demo_session):
