@@ -67,7 +67,7 @@ def test_budget_is_never_exceeded(demo_session, wrap, method, estimate):
         stopped += summary["stopped"].startswith("budget")
         if wrap:
             assert all(e["usage_source"] == "estimated" for e in book.entries if not e.get("refused"))
-    if any(b < full["tokens_spent"] for b in budgets):
+    if estimate == "worst" or any(b < full["tokens_spent"] for b in budgets):
         assert stopped >= 1  # the budget did bind
     else:  # round 1's worst case (byte bounds without server usage) exceeds the whole run: nothing to cut
         assert estimate == "expected" and wrap
