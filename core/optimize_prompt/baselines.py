@@ -92,7 +92,7 @@ def ape_rounds(h: Harness, initial: str) -> Iterator[dict[str, Any]]:
                 h.failures["unparseable_edit"] += 1
             candidates.append(parsed if parsed not in candidates else None)
         all_verdicts: list[list[int]] = []
-        scored = []
+        scored: list[tuple[int, int, str, list[str]]] = []
         for cand in candidates:
             if cand is None or cand == best:
                 all_verdicts.append([])

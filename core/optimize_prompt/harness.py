@@ -175,7 +175,7 @@ class Harness:
         worst = (sum(int(e.get("worst_case_tokens", 0)) for e in entries),
                  sum(float(e.get("worst_case_usd", 0.0)) for e in entries))
         self._last_worst = worst
-        spent = (sum(r["tokens"] for r in by.values()), sum(r["usd"] for r in by.values()))
+        spent = (int(sum(r["tokens"] for r in by.values())), float(sum(r["usd"] for r in by.values())))
         self._max_actual = (max(self._max_actual[0], spent[0]), max(self._max_actual[1], spent[1]))
         return {"calls": len(entries), "tokens": sum(r["tokens"] for r in by.values()),
                 "usd": round(sum(r["usd"] for r in by.values()), 10),

@@ -32,7 +32,6 @@ from mlx26.core.optimize_prompt import prompts
 from mlx26.core.optimize_prompt.harness import Call, Harness
 from mlx26.core.optimize_prompt.knowledge import Knowledge
 
-
 IDLE_ROUNDS = 2  # rounds in a row with nothing new to try before MR.PEA stops spending
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import ast
 import math
 import operator
+from collections.abc import Callable
 
 MAX_CHARS = 300
 MAX_ABS = 1e15
 MAX_POWER = 12
 _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_UNARY: dict[type[ast.unaryop], Callable[[float], float]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 
 
 class NotArithmetic(Exception):
@@ -43,7 +44,7 @@ def _eval(node: ast.AST) -> float:
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return float(node.value)
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-        return _UNARY[type(node.op)](_eval(node.operand))
+        return float(_UNARY[type(node.op)](_eval(node.operand)))
     if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
         left, right = _eval(node.left), _eval(node.right)
         if isinstance(node.op, ast.Pow) and abs(right) > MAX_POWER:

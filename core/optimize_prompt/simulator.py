@@ -101,31 +101,41 @@ _EXPRS = (
 _DISTRACTOR = re.compile(r"(?:also owns|also has|is also carrying) (\d+)")
 
 
+def _steps(kind: int, nums: tuple[int, ...]) -> tuple[tuple[str, int], ...]:
+    a, b, c = nums[:3]
+    if kind == 0:
+        return ((f"{a} × {b}", a * b), (f"{a * b} − {c}", a * b - c))
+    if kind == 1:
+        return ((f"{a} × {b}", a * b), (f"{a * b} + {c}", a * b + c))
+    if kind == 2:
+        return ((f"{a} × {b}", a * b), (f"{c} − {a * b}", c - a * b))
+    d = nums[3]
+    return ((f"{a} × {b}", a * b), (f"{a * b} − {c}", a * b - c), (f"{a * b - c} + {d}", a * b - c + d))
+
+
 def make_problem(rng: random.Random, kind: int | None = None) -> Problem:
     kind = rng.randrange(4) if kind is None else kind % 4
     name = rng.choice(NAMES)
     a, b = rng.randint(2, 9), rng.randint(3, 12)
+    nums: tuple[int, ...]
     if kind == 0:
         c = rng.randint(1, a * b - 1)
         text = f"{name} has {a} boxes of {b} pencils and gives away {c} pencils. How many pencils are left?"
         nums = (a, b, c)
-        steps = ((f"{a} × {b}", a * b), (f"{a * b} − {c}", a * b - c))
     elif kind == 1:
         c = rng.randint(5, 60)
         text = f"A train travels {a} km per hour for {b} hours, then {c} km more. How far does it travel in total?"
         nums = (a, b, c)
-        steps = ((f"{a} × {b}", a * b), (f"{a * b} + {c}", a * b + c))
     elif kind == 2:
         c = a * b + rng.randint(1, 40)
         text = f"{name} buys {a} books at {b} dollars each and pays with {c} dollars. How much change is there?"
         nums = (a, b, c)
-        steps = ((f"{a} × {b}", a * b), (f"{c} − {a * b}", c - a * b))
     else:
         c, d = rng.randint(1, a * b - 1), rng.randint(1, 20)
         text = (f"A farm has {a} rows of {b} trees; {c} trees are cut down and {d} are planted. "
                 "How many trees are there now?")
         nums = (a, b, c, d)
-        steps = ((f"{a} × {b}", a * b), (f"{a * b} − {c}", a * b - c), (f"{a * b - c} + {d}", a * b - c + d))
+    steps = _steps(kind, nums)
     distractor = None
     if rng.random() < 0.5:
         distractor = rng.randint(2, 15)
@@ -142,17 +152,7 @@ def parse_problem(text: str) -> Problem | None:
         m = pattern.search(text)
         if m:
             nums = tuple(int(g) for g in m.groups())
-            a, b, c = nums[:3]
-            steps: tuple[tuple[str, int], ...]
-            if kind == 0:
-                steps = ((f"{a} × {b}", a * b), (f"{a * b} − {c}", a * b - c))
-            elif kind == 1:
-                steps = ((f"{a} × {b}", a * b), (f"{a * b} + {c}", a * b + c))
-            elif kind == 2:
-                steps = ((f"{a} × {b}", a * b), (f"{c} − {a * b}", c - a * b))
-            else:
-                d = nums[3]
-                steps = ((f"{a} × {b}", a * b), (f"{a * b} − {c}", a * b - c), (f"{a * b - c} + {d}", a * b - c + d))
+            steps = _steps(kind, nums)
             dm = _DISTRACTOR.search(text)
             return Problem(m.group(0), steps, int(dm.group(1)) if dm else None, nums)
     return None
@@ -253,7 +253,7 @@ class SimulatedTarget(_RuleBackend):
         misuse = problem.distractor is not None and rng.random() < (0.1 if "units" in f else DISTRACTOR_MISUSE)
         slipped = rng.random() < slip
         steps = list(problem.steps)
-        if misuse:
+        if misuse and problem.distractor is not None:
             last_expr, last = steps[-1]
             steps.append((f"{last} + {problem.distractor}", last + problem.distractor))
         if slipped:
@@ -354,7 +354,8 @@ class ScriptedOptimizer(_RuleBackend):
         m = _VERSION.search(text)
         version = int(m.group(1)) if m else 0
         notes = _section(text, "NOTES").lower()
-        out, query = [], None
+        out: list[str] = []
+        query: str | None = None
         for name, desc, strategy, pitfall, needs in INSIGHTS:
             if name in have:
                 continue

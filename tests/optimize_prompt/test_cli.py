@@ -7,6 +7,7 @@ import os
 import subprocess
 
 import pytest
+
 from tests._data import shared_data
 
 
