@@ -6,7 +6,9 @@ Our own test device (no paper reconstructed). One JSON object a line:
      "result": {text, finish_reason, choices, usage, …}, "recorded_at": "…Z"}
 
 ``key`` is :meth:`ChatRequest.key` of (model, messages or prompt, params), so the same file
-serves the cache wrapper too. A request recorded k times replays its k results in order, then
+serves the cache wrapper too. A recording also keeps the prompt-token bounds the budget asked
+for, one ``{"bound": N, "key": …, "model": …}`` line per distinct request, so a replayed run
+prices planned calls exactly as the recorded one did (calls it never made included). A request recorded k times replays its k results in order, then
 repeats the last. A replayed result keeps the recorded text, usage and model, has backend
 ``replay`` and names its original backend in ``replayed_from``. Recording appends to an
 existing file (a session accumulates); it never truncates one.
@@ -28,8 +30,8 @@ from mlx26.core.llm.tokens import pieces
 from mlx26.core.llm.types import Capabilities, ChatRequest, ChatResult, LLMError, TokenCallback
 
 
-def read_calls(path: str) -> list[dict[str, Any]]:
-    """The records of a call file; ValueError naming the line of a malformed one."""
+def read_calls(path: str, *, bounds: dict[str, int] | None = None) -> list[dict[str, Any]]:
+    """The call records of a call file (InputError naming a malformed line); bound lines go to ``bounds``."""
     p = Path(path)
     if not p.is_file():
         raise InputError(f"call file not found: {path}", "record one first with record:FILE=SPEC")
@@ -40,6 +42,12 @@ def read_calls(path: str) -> list[dict[str, Any]]:
                 continue
             try:
                 record = json.loads(line)
+                if isinstance(record, dict) and "bound" in record and "result" not in record:
+                    if not isinstance(record["bound"], int) or not isinstance(record["key"], str):
+                        raise TypeError("bound must be an integer and key a string")
+                    if bounds is not None:
+                        bounds[record["key"]] = record["bound"]
+                    continue
                 ChatResult.from_dict(record["result"])
                 if not isinstance(record["key"], str) or not isinstance(record["model"], str):
                     raise TypeError("key and model must be strings")
@@ -60,6 +68,12 @@ class CallWriter:
             raise InputError(f"directory does not exist for call file: {path}")
         self.path = p
         self._lock = threading.Lock()
+
+    def append_bound(self, key: str, model: str, bound: int) -> None:
+        line = json.dumps({"bound": bound, "key": key, "model": model}, sort_keys=True) + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
 
     def append(self, key: str, model: str, backend: str, request: ChatRequest, result: ChatResult) -> None:
         record = {"key": key, "model": model, "backend": backend, "request": request.payload(),
@@ -83,6 +97,15 @@ class RecordingBackend(Wrapper):
     def __init__(self, inner: Backend, path: str):
         super().__init__(inner, f"record:{path}={inner.label}")
         self.writer = CallWriter(path)
+        self._bounds: set[str] = set()
+
+    def prompt_token_bound(self, request: ChatRequest) -> int:
+        bound = self.inner.prompt_token_bound(request)
+        key = request.key(self.inner.model)
+        if key not in self._bounds:  # one line per distinct request: replay prices it the same way
+            self._bounds.add(key)
+            self.writer.append_bound(key, self.inner.model, bound)
+        return bound
 
     def call(self, request: ChatRequest, on_token: TokenCallback | None = None) -> ChatResult:
         result = self.inner.call(request, on_token)
@@ -96,7 +119,8 @@ class ReplayBackend(Backend):
     kind = "replay"
 
     def __init__(self, path: str, model: str | None = None):
-        records = read_calls(path)
+        self._bounds: dict[str, int] = {}
+        records = read_calls(path, bounds=self._bounds)
         models = sorted({r["model"] for r in records})
         if model is None:
             if len(models) != 1:
@@ -142,6 +166,9 @@ class ReplayBackend(Backend):
                           self.kind, replayed_from=recorded.replayed_from or origin)
 
     def prompt_token_bound(self, request: ChatRequest) -> int:
-        entries = self._results.get(request.key(self.model))
+        key = request.key(self.model)
+        if key in self._bounds:  # the bound the recorded run was given
+            return self._bounds[key]
+        entries = self._results.get(key)
         # an unrecorded request (a budget estimate of a call never made) gets the generic byte bound, not 0
         return entries[0][1].usage.prompt_tokens if entries else super().prompt_token_bound(request)

@@ -92,3 +92,24 @@ def test_cache_serves_deterministic_repeats_and_is_replayable(tmp_path, rules_fi
     assert replay.chat("turns").text == "first"
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert len(lines) == 2 and {r["model"] for r in lines} == {"rules-model"}
+
+
+def test_recording_keeps_the_budget_bounds_so_replay_prices_unmade_calls_the_same(tmp_path, rules_file):
+    from mlx26.core.llm import get_backend
+    from mlx26.core.llm.cache import CachingBackend
+    from mlx26.core.llm.recording import RecordingBackend, ReplayBackend, read_calls
+    from mlx26.core.llm.types import ChatParams, ChatRequest
+
+    path = tmp_path / "calls.jsonl"
+    rec = RecordingBackend(get_backend(f"scripted:{rules_file}"), str(path))
+    rec.chat("add 2 and 3")
+    never_sent = ChatRequest.chat("a long planned prompt " * 20, ChatParams.make(max_tokens=8))
+    bound = rec.prompt_token_bound(never_sent)
+    rec.prompt_token_bound(never_sent)  # asked twice, written once
+    bounds: dict[str, int] = {}
+    assert len(read_calls(str(path), bounds=bounds)) == 1 and len(bounds) == 1
+    replay = ReplayBackend(str(path))
+    assert replay.prompt_token_bound(never_sent) == bound  # not the byte bound a replay would guess
+    other = ChatRequest.chat("x" * 400, ChatParams.make(max_tokens=8))
+    assert replay.prompt_token_bound(other) >= 400 // 4  # unrecorded and unbounded: the generic bound, never 0
+    assert CachingBackend(get_backend(f"scripted:{rules_file}"), str(path)).chat("add 2 and 3").cached
