@@ -24,7 +24,14 @@ from mlx26.cli._io import (
     read_records,
     to_json,
 )
-from mlx26.cli._llm_options import BudgetTokensOpt, BudgetUsdOpt, LedgerOpt, PricesOpt, ensure_extras, llm_errors
+from mlx26.cli._llm_options import (
+    BudgetTokensOpt,
+    BudgetUsdOpt,
+    LedgerOpt,
+    PricesOpt,
+    ensure_extras,
+    llm_errors,
+)
 from mlx26.core.optimize_prompt.spec import DEFAULT_ROUNDS, DEFAULT_VALIDATION, OPTIMIZERS, SCORERS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
