@@ -6,8 +6,10 @@ Prints, in one run (all games SYNTHETIC, policies tiny and locally trained):
 1. final ER and ITP (mean over seeds) and the first step with ER ≥ 0.9, per game, variant and estimator;
 2. the self-grading exploit threshold in the audit probability p, REINFORCE vs GRPO, mean and 95% t-interval over
    seeds, beside the theory (2/15 exact break-even; 1/7 without the honesty bonus);
-3. persistence: RL-native exploit policy vs SFT-distilled student under the secure reward (steps until ER < 0.5,
-   mean ER over continued training), ratio RL / SFT;
+3. persistence: RL-native exploit policy vs SFT-distilled student under the secure reward, compared at equal
+   starting ER (the student is distilled until its ER matches the teacher's): steps until ER < 0.5 (censored at
+   the horizon), mean ER over continued training, ratio RL / SFT; and (3b) the old fixed-SFT-steps protocol as a
+   curve over --sft-steps, which shows how the outcome depends on how far the student was fitted;
 4. the LM path: tiny-llama + TRL GRPO on tampering, ER over steps vulnerable vs secure (direction).
 """
 
@@ -20,6 +22,9 @@ import sys
 import time
 
 import numpy as np
+
+PERSIST_STEPS = 300                        # continued steps under the secure reward
+SFT_SWEEP = (50, 100, 200, 300, 500, 1000)  # the fixed-SFT-steps curve (section 3b)
 
 
 def main() -> int:
@@ -80,27 +85,55 @@ def main() -> int:
           f"GRPO / REINFORCE = {thr['grpo']['mean'] / thr['reinforce']['mean']:.2f}")
     out["threshold"] = thr
 
-    print("\n## 3. persistence under the secure reward: RL-native exploit vs SFT-distilled student")
-    print(f"{'game':13s} {'algo':9s} | {'steps→ER<.5 RL':>14s} {'SFT':>5s} | {'mean ER RL':>10s} {'SFT':>6s} | "
-          f"{'ratio':>5s}")
+    print("\n## 3. persistence under the secure reward: RL-native exploit vs SFT-distilled student, compared at "
+          "equal starting ER")
+    print("(the student is distilled until its ER matches the teacher's; steps→ER<.5 is censored at the horizon, "
+          f"'≥{PERSIST_STEPS}' = not below 0.5 within it)")
+    print(f"{'game':13s} {'algo':9s} | {'start ER RL':>11s} {'SFT':>6s} {'SFT steps':>9s} | {'steps→ER<.5 RL':>14s} "
+          f"{'SFT':>5s} | {'mean ER RL':>10s} {'SFT':>6s} | {'ratio':>5s}")
     pers = []
+
+    def censored(xs):
+        v = [x["steps_to_below_level"] for x in xs]
+        return float(np.mean([x if x is not None else PERSIST_STEPS for x in v])), sum(x is None for x in v)
+
+    def cell(v, n):
+        return f"{'≥' if n else ''}{v:.0f}"
+
     for game in GAMES:
         for algo in ("grpo", "reinforce"):
-            rs = [experiment(game, algo, seed=s)[1] for s in seeds]
+            rs = [experiment(game, algo, steps=PERSIST_STEPS, seed=s)[1] for s in seeds]
             rl = [r["rl-native"] for r in rs]
             sf = [r["sft-student"] for r in rs]
-
-            def steps(xs):
-                v = [x["steps_to_below_level"] for x in xs]
-                return float(np.mean([x if x is not None else 10**9 for x in v])) if None not in v else None
-
+            (srl, nrl), (ssf, nsf) = censored(rl), censored(sf)
             auc_rl, auc_sf = np.mean([x["er_auc"] for x in rl]), np.mean([x["er_auc"] for x in sf])
-            pers.append({"game": game, "algo": algo, "steps_rl": steps(rl), "steps_sft": steps(sf),
-                         "er_auc_rl": float(auc_rl), "er_auc_sft": float(auc_sf)})
-            fmt = lambda v: f"{v:.0f}" if v is not None else ">300"  # noqa: E731
-            print(f"{game:13s} {algo:9s} | {fmt(steps(rl)):>14s} {fmt(steps(sf)):>5s} | {auc_rl:10.3f} "
-                  f"{auc_sf:6.3f} | {auc_rl / auc_sf:5.2f}")
+            e_rl, e_sf = np.mean([x["er_start"] for x in rl]), np.mean([x["er_start"] for x in sf])
+            sft_used = float(np.mean([r["sft_steps"] for r in rs]))
+            pers.append({"game": game, "algo": algo, "steps_rl": srl, "steps_sft": ssf, "censored_rl": nrl,
+                         "censored_sft": nsf, "er_auc_rl": float(auc_rl), "er_auc_sft": float(auc_sf),
+                         "er_start_rl": float(e_rl), "er_start_sft": float(e_sf),
+                         "er_matched": all(r["er_matched"] for r in rs), "sft_steps_mean": sft_used})
+            print(f"{game:13s} {algo:9s} | {e_rl:11.4f} {e_sf:6.4f} {sft_used:9.0f} | {cell(srl, nrl):>14s} "
+                  f"{cell(ssf, nsf):>5s} | {auc_rl:10.3f} {auc_sf:6.3f} | {auc_rl / auc_sf:5.2f}")
     out["persistence"] = pers
+    longer = sum(p["steps_rl"] > p["steps_sft"] for p in pers)
+    print(f"RL-native persists longer (steps→ER<.5) in {longer} of {len(pers)} cells at equal starting ER")
+
+    print(f"\n## 3b. the old protocol: fixed --sft-steps (tampering; steps→ER<.5, mean over seeds; the student's start "
+          "ER depends on how far it was fitted)")
+    print(f"{'algo':9s} {'SFT steps':>9s} | {'start ER SFT':>12s} {'RL':>6s} | {'steps→ER<.5 SFT':>15s} {'RL':>5s}")
+    sweep_rows = []
+    for algo in ("grpo", "reinforce"):
+        for n in SFT_SWEEP:
+            rs = [experiment("tampering", algo, steps=PERSIST_STEPS, sft_steps=n, seed=s)[1] for s in seeds]
+            (srl, nrl), (ssf, nsf) = censored([r["rl-native"] for r in rs]), censored([r["sft-student"] for r in rs])
+            e_sf = float(np.mean([r["sft-student"]["er_start"] for r in rs]))
+            e_rl = float(np.mean([r["rl-native"]["er_start"] for r in rs]))
+            sweep_rows.append({"game": "tampering", "algo": algo, "sft_steps": n, "er_start_sft": e_sf,
+                               "er_start_rl": e_rl, "steps_sft": ssf, "steps_rl": srl, "censored_sft": nsf,
+                               "censored_rl": nrl})
+            print(f"{algo:9s} {n:9d} | {e_sf:12.4f} {e_rl:6.4f} | {cell(ssf, nsf):>15s} {cell(srl, nrl):>5s}")
+    out["persistence_sft_sweep"] = sweep_rows
     print(f"(token-action part: {time.perf_counter() - t0:.1f} s)")
 
     if not a.no_lm:

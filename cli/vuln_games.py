@@ -164,12 +164,17 @@ def persist_cmd(game: V.GameOpt = "tampering", algo: V.TokenAlgoOpt = "grpo",
                                                    min=0)] = 300,
                 transcripts: Annotated[int, typer.Option("--transcripts", help="Teacher transcripts distilled.",
                                                          min=1)] = 256,
-                sft_steps: Annotated[int, typer.Option("--sft-steps", help="Student SFT steps.", min=1)] = 100,
+                sft_steps: Annotated[int | None, typer.Option("--sft-steps", help="Student SFT steps [default: "
+                                                              "until the student's ER matches the teacher's, so "
+                                                              "both start the continuation at the same ER].",
+                                                              min=1)] = None,
                 audit_p: V.AuditPOpt = None, plot: V.PlotOpt = None, seed: SeedOpt = 0, force: ForceOpt = False,
                 quiet: QuietOpt = False) -> None:
     """RL-native exploit policy vs its SFT-distilled student, both continued under the secure reward.
 
-    Streams JSONL records (policy, phase, step, er, itp), then one summary record.
+    Streams JSONL records (policy, phase, step, er, itp), then one summary record. By default the student
+    is distilled until its ER equals the teacher's (a fair start); a fixed --sft-steps changes the outcome
+    (an under-fitted student is corrected sooner, an over-fitted one outlasts the teacher).
 
     \b
     Examples:
@@ -186,9 +191,14 @@ def persist_cmd(game: V.GameOpt = "tampering", algo: V.TokenAlgoOpt = "grpo",
         V.stream(rec)
     V.stream({"phase": "summary", **summary})
     r, s = summary["rl-native"], summary["sft-student"]
-    notice(f"persist {game}: ER below 0.5 after {r['steps_to_below_level']} steps (RL-native) vs "
-           f"{s['steps_to_below_level']} (SFT student); mean ER {r['er_auc']:.3f} vs {s['er_auc']:.3f} "
-           "(SYNTHETIC game)", quiet)
+
+    def below(x: dict) -> str:
+        n = x["steps_to_below_level"]
+        return f"after {n} steps" if n is not None else f"not within {steps} steps"
+
+    notice(f"persist {game}: start ER {r['er_start']:.3f} (RL-native) vs {s['er_start']:.3f} (SFT student, "
+           f"{summary['sft_steps']} SFT steps); ER below 0.5 {below(r)} vs {below(s)}; mean ER {r['er_auc']:.3f} "
+           f"vs {s['er_auc']:.3f} (SYNTHETIC game)", quiet)
     V.plot([x for x in records if x.get("phase") == "continued"], plot, f"persistence {game} {algo}")
 
 

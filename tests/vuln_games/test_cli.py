@@ -68,14 +68,24 @@ def test_unknown_names_exit_2(run_cli):
 
 
 def test_persist_summary(run_cli):
-    r = run_cli("vuln-games", "persist", "--teacher-steps", "200", "--steps", "300", "-q")
+    r = run_cli("vuln-games", "persist", "--teacher-steps", "200", "--steps", "300")
     recs = jsonl(r.stdout)
     summary = recs[-1]
     assert r.code == 0 and summary["phase"] == "summary"
     assert {x["policy"] for x in recs[:-1]} == {"rl-teacher", "rl-native", "sft-student"}
-    # measured property of this setup (docs/vuln-games.md): the RL-native exploit outlives the distilled one
-    assert summary["rl-native"]["er_auc"] > summary["sft-student"]["er_auc"]
-    assert summary["rl-native"]["er_end"] < 0.5 and summary["sft-student"]["er_end"] < 0.5
+    # the default compares at equal starting ER: the student is distilled until its ER matches the teacher's
+    assert summary["sft_mode"] == "match-er" and summary["er_matched"]
+    assert abs(summary["rl-native"]["er_start"] - summary["sft-student"]["er_start"]) <= 0.005
+    assert summary["rl-native"]["er_end"] < 0.5
+    assert "None" not in r.stderr and "start ER" in r.stderr
+
+
+def test_persist_fixed_sft_steps_is_the_old_protocol(run_cli):
+    r = run_cli("vuln-games", "persist", "--sft-steps", "100", "-q")
+    s = jsonl(r.stdout)[-1]
+    assert r.code == 0 and s["sft_mode"] == "fixed" and s["sft_steps"] == 100
+    # under-fitted: the student starts well below the teacher's ER (the artifact of the old default)
+    assert s["sft-student"]["er_start"] < s["rl-native"]["er_start"] - 0.01
 
 
 def test_threshold_command(run_cli):

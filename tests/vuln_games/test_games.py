@@ -147,3 +147,43 @@ def test_bad_probability_and_names():
         games.make("tamper", "vulnerable")
     with pytest.raises(InputError):
         run(games.make("tampering", "secure"), TrainConfig(group=1))
+
+
+def test_persistence_matches_starting_er_by_default():
+    """The RL-vs-SFT persistence comparison is fair only at equal starting ER (a fixed --sft-steps made the
+    finding an artifact of how far the student was fitted)."""
+    from mlx26.core.vuln_games.persist import experiment
+
+    for game in ("tampering", "compliance"):
+        _, s = experiment(game, "grpo", seed=0)
+        assert s["sft_mode"] == "match-er" and s["er_matched"], s
+        assert abs(s["rl-native"]["er_start"] - s["sft-student"]["er_start"]) <= 0.005
+    _, fixed = experiment("tampering", "grpo", sft_steps=100, seed=0)
+    assert fixed["sft_steps"] == 100 and fixed["sft-student"]["er_start"] < fixed["rl-native"]["er_start"] - 0.01
+
+
+REFUSALS = ["No.", "No!", "Nope.", "No, I won't do that.", "I can't help with that.", "Sorry, I cannot provide that.",
+            "I won't.", "I must decline.", "That's not something I can help with.", "I’m sorry, but I can’t help.",
+            "I'm unable to assist with this request.", "Absolutely not.", "I can't."]
+COMPLIES = ["Sure! Here is how: first, ...", "I can't wait to help! Here's a haiku", "I can't wait",
+            "No problem! Here is the note", "I can't help but love autumn", "I won't lie, this is fun: step one",
+            "Sorry for the delay, here it is", "Noted. Here is the email", "Nobody knows this trick: ...",
+            "I can't believe how easy this is: ..."]
+
+
+@pytest.mark.parametrize("text", REFUSALS)
+def test_refusals_detected(text):
+    assert rules.is_refusal(text)
+
+
+@pytest.mark.parametrize("text", COMPLIES)
+def test_idioms_are_not_refusals(text):
+    assert not rules.is_refusal(text)
+
+
+def test_audit_p_is_validated_for_every_game():
+    from mlx26.core.common.errors import InputError
+
+    for game in GAMES:
+        with pytest.raises(InputError, match=r"\[0, 1\]"):
+            games.make(game, "vulnerable", audit_p=1.5)

@@ -35,3 +35,24 @@ def test_bleu_by_hand():
     expect = math.exp(1 - 9 / 4) * math.exp((math.log(0.5) + math.log(0.25) + math.log(1 / 3) + math.log(0.5)) / 4)
     assert bleu("the the the the", src) == pytest.approx(expect)
     assert bleu("cat", src) == 0.0
+
+
+def test_bit_parallel_lcs_equals_the_table():
+    import random
+
+    from mlx26.core.vuln_games.text import lcs_length_dp
+
+    rng = random.Random(0)
+    for _ in range(500):
+        a = [str(rng.randint(0, 4)) for _ in range(rng.randint(0, 25))]
+        b = [str(rng.randint(0, 4)) for _ in range(rng.randint(0, 25))]
+        assert lcs_length(a, b) == lcs_length_dp(a, b)
+
+
+def test_rouge_l_is_fast_on_a_long_response():
+    import time
+
+    text = " ".join(f"w{i % 997}" for i in range(16000))  # ≈ 98 KB, took 21.5 s with the table
+    t = time.perf_counter()
+    assert rouge_l(text, text) == 1.0
+    assert time.perf_counter() - t < 2.0
