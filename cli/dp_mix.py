@@ -402,7 +402,7 @@ def vector(
     \b
     Examples:
       mlx26 dp-mix vector -e 2 -d 1e-5 --dim 100 --norm l2
-      mlx26 dp-mix vector -e 2 -d 1e-5 --dim 4 --norm linf -m multi
+      mlx26 dp-mix vector -e 2 -d 1e-5 --dim 4 --norm linf -m laplace
     """
     _mechanism(mechanism)
     if norm not in ("l1", "l2", "linf"):
