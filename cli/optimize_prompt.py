@@ -109,6 +109,8 @@ def run_cmd(
     eval_offset: Annotated[int, typer.Option("--eval-offset", help="Skip this many labelled records first "
                                              "(keep them apart from --task inputs).", min=0)] = 0,
     scorer: ScorerOpt = None, seed: SeedOpt = 0,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the first round's cost estimate (and whether "
+                                          "the budget admits it) and exit; no call is made.")] = False,
     out: Annotated[str | None, typer.Option("--out", metavar="FILE", help="Trace JSONL: one record per round, "
                                             "then the summary (written atomically).")] = None,
     output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False, quiet: QuietOpt = False,
@@ -120,11 +122,13 @@ def run_cmd(
     incumbent and a targeted edit answer them; pointwise and order-swapped pairwise judging; only
     winners are accepted. The budget is hard: a call whose worst case could exceed it is refused,
     and a round whose estimate exceeds what remains is not started (the first one: an error).
-    With --demo every figure is SIMULATED (a rule-based target; see docs/optimize-prompt.md).
+    With --demo every figure is SIMULATED (a rule-based target; see docs/optimize-prompt.md); its
+    first round is priced at about $0.0043 / 15.9k tokens with the defaults (--dry-run prints it).
 
     \b
     Examples:
       mlx26 optimize-prompt run --demo --budget-usd 0.01 --format json
+      mlx26 optimize-prompt run --demo --dry-run --budget-usd 0.004 --format json
       mlx26 optimize-prompt run --demo --optimizer spo --rounds 3 --out spo-trace.jsonl --force --format json
     """
     _check_choice("optimizer", optimizer, OPTIMIZERS)
@@ -154,6 +158,10 @@ def run_cmd(
     with llm_errors():
         setup = _setup(demo, task, llm, optimizer_llm, docs, no_retrieval, eval_data, eval_n, eval_offset,
                        n_inputs, seed)
+        if dry_run:
+            emit(session.dry_run(setup, optimizer, settings, book, initial=initial), output, fmt, force=force,
+                 title="optimize-prompt run --dry-run")
+            return
         if setup.simulated:
             notice("optimize-prompt: SIMULATED target and scripted optimiser: figures show the loop works, "
                    "not that it helps a real model.", quiet)

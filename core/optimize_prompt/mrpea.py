@@ -139,7 +139,7 @@ def rounds(h: Harness, initial: str) -> Iterator[dict[str, Any]]:
         if accepted:
             incumbent = candidate  # type: ignore[assignment]
         yield record
-        if idle >= IDLE_ROUNDS:
+        if idle >= IDLE_ROUNDS and r < s.rounds:
             yield {"stop": f"converged: {IDLE_ROUNDS} rounds without a knowledge change or a candidate"}
             return
 

@@ -42,10 +42,12 @@ def rows(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         raise InputError("the trace is empty.")
     if summary is not None:
         data = str(summary.get("data") or "")
+        # the held-out accuracies get their own columns: the score columns above are judge scores
         out.append({"round": "TOTAL", "method": summary.get("method"), "accepted": summary.get("accepted"),
-                    "aborted": str(summary.get("stopped") or "").split(":")[0], "incumbent_score": summary.get("accuracy_initial"),
-                    "candidate_score": summary.get("accuracy_final"), "wins": None, "losses": None, "ties": None,
-                    "knowledge_version": None, "failures": None, "tokens": summary.get("tokens_spent"),
+                    "aborted": None, "incumbent_score": None, "candidate_score": None, "wins": None, "losses": None,
+                    "ties": None, "knowledge_version": None, "failures": None, "tokens": summary.get("tokens_spent"),
                     "usd": summary.get("usd_spent"), "data": "SIMULATED" if data.startswith("SIMULATED") else data,
+                    "stopped": str(summary.get("stopped") or "").split(":")[0],
+                    "accuracy_initial": summary.get("accuracy_initial"), "accuracy_final": summary.get("accuracy_final"),
                     "gain": summary.get("gain")})
     return out

@@ -29,7 +29,7 @@ class Run:
             raise InputError(f"unknown optimizer {method!r}.")
         self.h, self.method, self.initial = harness, method, initial
         self.prompt = initial
-        self.stopped = "rounds"
+        self.stopped = "no optimisation (--optimizer none)" if method == "none" else "max rounds reached"
         self.n_rounds = 0
         self.accepted = 0
 
@@ -56,8 +56,9 @@ class Run:
                 tokens, usd = item["estimate"]
                 why = h.over_budget(tokens, usd)
                 if why and first:
-                    raise InputError(f"the budget is below the first round's estimated worst case: {why}.",
-                                     "raise --budget-usd/--budget-tokens, or lower --n-validation/--max-tokens")
+                    raise InputError(f"the budget is below the first round's estimate: {why}.",
+                                 "raise --budget-usd/--budget-tokens, or lower --n-validation, --target-max-tokens or "
+                                 "--optimizer-max-tokens (run --dry-run prints the estimate)")
                 if why:
                     self.stopped = f"budget: {why}"
                     gen.close()
@@ -71,11 +72,27 @@ class Run:
             yield {"method": self.method, **item}
 
 
+def first_estimate(harness: Harness, method: str, initial: str) -> tuple[int, float]:
+    """The first round's estimate (tokens, USD), without making a call (every optimiser yields it first)."""
+    if method not in ROUNDS:
+        raise InputError(f"unknown optimizer {method!r}.")
+    gen = ROUNDS[method](harness, initial)
+    try:
+        item = next(gen)
+    except StopIteration:
+        return 0, 0.0
+    finally:
+        gen.close()
+    return item["estimate"]
+
+
 def summary(run: Run, *, tasks: int = 1) -> dict[str, Any]:
     ledger = run.h.ledger
     return {"method": run.method, "rounds": run.n_rounds, "accepted": run.accepted, "stopped": run.stopped,
             "initial_prompt": run.initial, "prompt": run.prompt, "tokens_spent": ledger.spent_tokens,
-            "usd_spent": round(ledger.spent_usd, 10), "usd_per_task": round(ledger.spent_usd / max(tasks, 1), 10),
+            "usd_spent": round(ledger.spent_usd, 10),
+            "estimated_usage_calls": sum(e.get("usage_source") == "estimated" for e in ledger.entries
+                                         if not e.get("refused")), "usd_per_task": round(ledger.spent_usd / max(tasks, 1), 10),
             "budget_tokens": ledger.budget_tokens, "budget_usd": ledger.budget_usd,
             "by_purpose": {r["purpose"]: {"calls": r["calls"], "tokens": r["total_tokens"], "usd": r["cost_usd"]}
                            for r in ledger.summary() if r["purpose"] != "TOTAL"}}

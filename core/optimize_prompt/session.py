@@ -63,7 +63,7 @@ def run_session(setup: Setup, method: str, settings: Settings, ledger: Ledger, *
         if on_round is not None:
             on_round(record)
     out = summary(run)
-    out = {"record": "summary", "data": setup.data_label or setup.task.source, "task": setup.task.name,
+    out = {"record": "summary", "simulated": setup.simulated, "data": setup.data_label or setup.task.source, "task": setup.task.name,
            "target_model": setup.target.model, "optimizer_model": setup.optimizer.model, **out,
            "settings": settings.to_dict()}
     if setup.eval_data:
@@ -72,6 +72,19 @@ def run_session(setup: Setup, method: str, settings: Settings, ledger: Ledger, *
         out["gain"] = None
         out["gain_note"] = "no labelled --eval-data: gain not measured"
     return out
+
+
+def dry_run(setup: Setup, method: str, settings: Settings, ledger: Ledger, *, initial: str | None = None
+            ) -> dict[str, Any]:
+    """What the first round would cost at most, and whether the budget admits it; no call is made."""
+    from mlx26.core.optimize_prompt.run import first_estimate
+
+    h = Harness(setup.task, setup.target, setup.optimizer, ledger, settings, corpus=setup.corpus)
+    tokens, usd = first_estimate(h, method, initial or setup.task.template)
+    return {"record": "dry-run", "simulated": setup.simulated, "method": method, "estimate": settings.estimate,
+            "first_round_tokens": tokens, "first_round_usd": round(usd, 10),
+            "budget_tokens": ledger.budget_tokens, "budget_usd": ledger.budget_usd,
+            "fits": h.over_budget(tokens, usd) is None}
 
 
 def evaluate_gain(setup: Setup, initial: str, final: str, settings: Settings, *, scorer: str | None = None,

@@ -155,3 +155,27 @@ def test_installed_entry_point(mlx26_exe, tmp_path):
                        capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}, timeout=120)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["record"] == "summary" and p.stderr == ""
+
+
+def test_dry_run_prints_the_first_round_estimate_and_spends_nothing(run_cli, tmp_path):
+    ledger = tmp_path / "ledger.jsonl"
+    dry = _json(run_cli("optimize-prompt", "run", "--demo", "--dry-run", "--budget-usd", "0.004", "--ledger", ledger,
+                        "--format", "json"))
+    assert dry["fits"] is False and dry["simulated"] is True
+    assert not ledger.exists() or ledger.read_text() == ""
+    trace = tmp_path / "t.jsonl"
+    _json(run_cli("optimize-prompt", "run", "--demo", "--rounds", "1", "--out", trace, "--format", "json"))
+    first = json.loads(trace.read_text().splitlines()[0])
+    assert first["estimate"] == {"tokens": dry["first_round_tokens"], "usd": dry["first_round_usd"]}
+
+
+def test_report_total_row_keeps_held_out_accuracy_apart_from_judge_scores(run_cli, tmp_path):
+    trace = tmp_path / "t.jsonl"
+    out = _json(run_cli("optimize-prompt", "run", "--demo", "--rounds", "2", "--out", trace, "--format", "json"))
+    rows = _json(run_cli("optimize-prompt", "report", trace, "--format", "json"))
+    total = rows[-1]
+    assert total["incumbent_score"] is None and total["candidate_score"] is None and total["aborted"] is None
+    assert (total["accuracy_initial"], total["accuracy_final"]) == (out["accuracy_initial"], out["accuracy_final"])
+    assert total["stopped"] == "max rounds reached"
+    none = _json(run_cli("optimize-prompt", "run", "--demo", "--optimizer", "none", "--format", "json"))
+    assert none["rounds"] == 0 and none["stopped"].startswith("no optimisation")
