@@ -38,7 +38,7 @@ def main() -> int:
     a = ap.parse_args()
     from mlx26.core.vuln_games import games
     from mlx26.core.vuln_games.persist import experiment
-    from mlx26.core.vuln_games.spec import BREAK_EVEN_P, GAMES, ISSUE_THRESHOLD_P
+    from mlx26.core.vuln_games.spec import BREAK_EVEN_P, GAMES, ISSUE_THRESHOLD_P, THRESHOLD_GRID
     from mlx26.core.vuln_games.threshold import sweep
     from mlx26.core.vuln_games.train import TrainConfig, run
 
@@ -73,7 +73,7 @@ def main() -> int:
     print("(ITP as a fraction of the oracle's; compliance ER is the compliance gap)")
 
     print("\n## 2. self-grading exploit threshold in p (final ER crosses 0.5; 300 steps from ER = 0.5)")
-    grid = [0.04, 0.06, 0.08, 0.1, 0.12, 0.14, 0.16, 0.18, 0.2, 0.24, 0.28, 0.32, 0.36, 0.4, 0.5, 0.6, 0.8]
+    grid = list(THRESHOLD_GRID)  # the same grid as `mlx26 vuln-games threshold`
     thr = {}
     for algo in ("reinforce", "grpo"):
         res = sweep(algo, grid, seeds, TrainConfig(steps=300))

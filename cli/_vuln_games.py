@@ -19,6 +19,8 @@ MetricOpt = Annotated[str, typer.Option("--metric", help="Proxy game overlap: " 
 PlotOpt = Annotated[str | None, typer.Option("--plot", help="Also draw ER/ITP curves to this PNG (matplotlib).",
                                              metavar="PNG")]
 StepsOpt = Annotated[int, typer.Option("--steps", help="Training steps.", min=0)]
+ForcePlotOpt = Annotated[bool, typer.Option("--force", help="Replace an existing --plot PNG (lm-grpo: and the --out "
+                                             "folder). Without them nothing is written, so it has no effect.")]
 LrOpt = Annotated[float | None, typer.Option("--lr", help="Learning rate [default: 0.05 token policies, 1e-3 LM].")]
 
 

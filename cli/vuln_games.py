@@ -24,7 +24,7 @@ from mlx26.cli._io import (
     notice,
     open_input,
 )
-from mlx26.core.vuln_games.spec import ALGOS, GAMES, LM_GAMES, PROXY_METRICS, TOKEN_ALGOS, VARIANTS
+from mlx26.core.vuln_games.spec import ALGOS, GAMES, LM_GAMES, PROXY_METRICS, THRESHOLD_GRID, TOKEN_ALGOS, VARIANTS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 A = OutputFormat.auto
@@ -61,12 +61,14 @@ def play_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable"
                                ] = None,
              audit_p: V.AuditPOpt = None, metric: V.MetricOpt = "rouge-l", seed: SeedOpt = 0,
              output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False) -> None:
-    """Render a context's transcript for each action and score it with the game's reward rule.
+    """Render one context's transcript (--context, default 0) for each action and score it with the game's rule.
+
+    One record per action (or only --action). Contexts and actions are listed by `vuln-games list`.
 
     \b
     Examples:
       mlx26 vuln-games play --game tampering --variant vulnerable --format jsonl
-      mlx26 vuln-games play --game self-grading --context 1 --action claim_correct --format json
+      mlx26 vuln-games play --game self-grading --context 1 --action claim_correct --format json   # wrong answer, claimed correct
     """
     check_output(output, force)
     V.check("game", game, GAMES)
@@ -105,7 +107,8 @@ def train_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable
               warmup_steps: Annotated[int, typer.Option("--warmup-steps", help="lm-grpo: SFT warm-up steps on "
                                                         "game transcripts.", min=0)] = 150,
               out: Annotated[str | None, typer.Option("--out", help="lm-grpo: run folder.", metavar="DIR")] = None,
-              plot: V.PlotOpt = None, seed: SeedOpt = 0, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+              plot: V.PlotOpt = None, seed: SeedOpt = 0, force: V.ForcePlotOpt = False, quiet: QuietOpt = False
+              ) -> None:
     """Train a policy in one game; stream JSONL records with step, er (exploit rate), itp and reward.
 
     grpo / reinforce: a token-action softmax policy (seconds). lm-grpo: tiny-llama after an SFT warm-up,
@@ -168,7 +171,7 @@ def persist_cmd(game: V.GameOpt = "tampering", algo: V.TokenAlgoOpt = "grpo",
                                                               "until the student's ER matches the teacher's, so "
                                                               "both start the continuation at the same ER].",
                                                               min=1)] = None,
-                audit_p: V.AuditPOpt = None, plot: V.PlotOpt = None, seed: SeedOpt = 0, force: ForceOpt = False,
+                audit_p: V.AuditPOpt = None, plot: V.PlotOpt = None, seed: SeedOpt = 0, force: V.ForcePlotOpt = False,
                 quiet: QuietOpt = False) -> None:
     """RL-native exploit policy vs its SFT-distilled student, both continued under the secure reward.
 
@@ -185,7 +188,7 @@ def persist_cmd(game: V.GameOpt = "tampering", algo: V.TokenAlgoOpt = "grpo",
     V.check_plot(plot, force)
     from mlx26.core.vuln_games.persist import experiment
 
-    kw = {"audit_p": audit_p} if game == "self-grading" else {}
+    kw = {"audit_p": audit_p}  # validated for every game; only self-grading uses it
     records, summary = experiment(game, algo, teacher_steps, steps, transcripts, sft_steps, seed=seed, **kw)
     for rec in records:
         V.stream(rec)
@@ -205,7 +208,7 @@ def persist_cmd(game: V.GameOpt = "tampering", algo: V.TokenAlgoOpt = "grpo",
 @app.command("threshold")
 def threshold_cmd(algo: V.TokenAlgoOpt = "reinforce",
                   grid: Annotated[str, typer.Option("--grid", help="Comma-separated audit probabilities.")
-                                  ] = "0.06,0.08,0.1,0.12,0.14,0.16,0.18,0.2,0.24,0.3,0.4,0.5",
+                                  ] = ",".join(str(p) for p in THRESHOLD_GRID),
                   seeds: Annotated[int, typer.Option("--seeds", help="Seeds 0..N-1.", min=1)] = 5,
                   steps: V.StepsOpt = 300, output: OutputOpt = None, fmt: FormatOpt = A,
                   force: ForceOpt = False) -> None:
@@ -225,6 +228,11 @@ def threshold_cmd(algo: V.TokenAlgoOpt = "reinforce",
     except ValueError:
         raise UsageError(f"--grid must be comma-separated numbers, got {grid!r}") from None
     res = sweep(algo, ps, list(range(seeds)), TrainConfig(steps=steps))
+    missed = sum(t is None for t in res["thresholds"])
+    if missed:
+        notice(f"{missed} of {seeds} seed(s) had no ER crossing of 0.5 within the grid "
+               f"{ps[0]}–{ps[-1]}: mean/ci95 use the others" + (" (none: mean is null)" if missed == seeds else "")
+               + "; widen --grid or raise --steps", False)
     emit({**res, "theory_break_even": 2 / 15, "data": "SYNTHETIC"}, output, fmt, force=force,
          title="self-grading exploit threshold")
 
