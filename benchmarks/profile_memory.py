@@ -21,6 +21,8 @@ import os
 import sys
 import time
 
+from _results import record
+
 DEFAULT_CONTEXTS = (2048, 4096, 8192, 16384, 32752)
 
 
@@ -103,6 +105,18 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     out = run(args.contexts, args.steps, args.budget)
+    by_context: dict = {}
+    for row in out["rows"]:
+        by_context.setdefault(f"c{row['context']}", {})[row["pipeline"].split(" ")[0]] = row
+    record("profile_memory", {"contexts": args.contexts, "shortest": f"c{min(args.contexts)}",
+                              "longest": f"c{max(args.contexts)}", "by_context": by_context,
+                              "shortest_context": by_context[f"c{min(args.contexts)}"],
+                              "longest_context": by_context[f"c{max(args.contexts)}"],
+                              **{k: out[k] for k in ("torch_threads", "gemm_gflops", "copy_gbs", "steps", "budget",
+                                                     "model")}},
+           data=[{"name": "random token ids", "source": "SYNTHETIC: seeded random token ids (seed 0) as the context"},
+                 {"name": "tiny-llama-long", "source": "zoo tiny-llama-long, RANDOM INIT (timing only; "
+                  "its outputs are meaningless)"}])
     if args.json:
         print(json.dumps(out, indent=2))
         return 0

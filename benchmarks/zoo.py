@@ -17,6 +17,8 @@ import os
 import sys
 import time
 
+from _results import record
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -58,6 +60,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['model']:18} {r['parameters']:>9,} {r['bits_per_byte']:>9.4f} {r['ratio_to_xz']:>6.3f} "
               f"{r['ratio_to_bz2']:>6.3f} {r['ratio_to_gzip']:>6.3f} {r['score_bytes_per_s']:>10,.0f} "
               f"{r['xz_bytes_per_s']:>10,.0f}")
+    record("zoo", {"bytes": len(data), "corpus": args.corpus, "compressors": {k.split()[0]: v for k, v in base.items()},
+                   "models": {r["model"]: r for r in rows}, "threads": threads},
+           data=[{"name": f"{args.corpus} held-out", "source": f"the zoo's {args.corpus} corpus, held-out split, "
+                  f"first {len(data):,} bytes (real Python stdlib source)"},
+                 {"name": "zoo models", "source": "the shipped tiny models, trained locally on the train split"}])
     if args.json:
         print(json.dumps({"bytes": len(data), "compressors": base, "models": rows, "cores": os.cpu_count(),
                           "threads": threads}, indent=2))
