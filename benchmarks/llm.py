@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from _results import record
 from mlx26.core.llm import Backend, get_backend
 from mlx26.core.llm.server import LLMServer
 
@@ -82,7 +83,7 @@ def first_delta(llm, kwargs: dict) -> tuple[float, float]:
     return statistics.median(firsts[1:]), statistics.median(totals[1:])
 
 
-def bench_backend(spec: str, n: int, max_tokens: int) -> list[tuple[str, str]]:
+def bench_backend(spec: str, n: int, max_tokens: int, figures: dict | None = None) -> list[tuple[str, str]]:
     import openai
 
     backend = get_backend(spec)
@@ -108,6 +109,13 @@ def bench_backend(spec: str, n: int, max_tokens: int) -> list[tuple[str, str]]:
         tp1 = throughput(make_ours, 1, n)
         tp4 = throughput(make_ours, 4, n)
     name = spec.split(":", 1)[0]
+    if figures is not None:
+        figures[name] = {"spec": spec, "requests": n, "direct_ms": direct * 1e3, "server_ms": http * 1e3,
+                         "openai_ms": anchor * 1e3, "client_over_openai": http / anchor,
+                         "server_overhead_ms": (http - direct) * 1e3, "server_share": (http - direct) / http,
+                         "first_delta_ms": ttft * 1e3, "stream_total_ms": total * 1e3,
+                         "completion_tokens": completion, "throughput_1": tp1, "throughput_4": tp4,
+                         "throughput_4_over_1": tp4 / tp1}
     rows += [
         (f"[{name}] direct call, median", f"{direct * 1e3:.3f} ms ({completion} completion tokens)"),
         (f"[{name}] via server, mlx26 client, median", f"{http * 1e3:.3f} ms"),
@@ -121,7 +129,7 @@ def bench_backend(spec: str, n: int, max_tokens: int) -> list[tuple[str, str]]:
     return rows
 
 
-def nagle_row(n: int, max_tokens: int) -> tuple[str, str]:
+def nagle_row(n: int, max_tokens: int, figures: dict | None = None) -> tuple[str, str]:
     """The stdlib default (Nagle on) against our server's TCP_NODELAY, same scripted backend."""
     from mlx26.core.llm import server as server_module
 
@@ -137,6 +145,8 @@ def nagle_row(n: int, max_tokens: int) -> tuple[str, str]:
 
             times.append(medians_s([call], n)[0])
     assert server_module._Handler.disable_nagle_algorithm
+    if figures is not None:
+        figures["nagle"] = {"on_ms": times[0] * 1e3, "off_ms": times[1] * 1e3, "on_over_off": times[0] / times[1]}
     return ("[scripted] via server, Nagle on (stdlib default) / off (ours)",
             f"{times[0] * 1e3:.2f} ms / {times[1] * 1e3:.2f} ms (x{times[0] / times[1]:.0f})")
 
@@ -160,11 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-tokens", type=int, default=16)
     ap.add_argument("--no-hf", action="store_true")
     args = ap.parse_args(argv)
-    rows = bench_backend("scripted:demo", args.requests, args.max_tokens)
-    rows.append(nagle_row(min(args.requests, 30), args.max_tokens))
+    figures: dict = {}
+    rows = bench_backend("scripted:demo", args.requests, args.max_tokens, figures)
+    rows.append(nagle_row(min(args.requests, 30), args.max_tokens, figures))
     spec = None if args.no_hf else hf_spec()
     if spec:
-        rows += bench_backend(spec, args.hf_requests, args.max_tokens)
+        rows += bench_backend(spec, args.hf_requests, args.max_tokens, figures)
     elif not args.no_hf:
         print("no shipped zoo model found: hf rows skipped", file=sys.stderr)
     rows.append(("cores", str(os.cpu_count())))
@@ -174,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * (width + 40))
     for key, value in rows:
         print(f"{key:<{width}}  {value}")
+    data = [{"name": "scripted:demo", "source": "SYNTHETIC: the scripted backend's canned replies (no model)"}]
+    if spec:
+        data.append({"name": spec, "source": f"zoo {spec.split(':', 1)[1]} (tiny locally trained model; "
+                     "its text is meaningless, it exercises the plumbing)"})
+    record("llm", {**figures, "max_tokens": args.max_tokens, "cores": os.cpu_count()}, data=data)
     return 0
 
 
