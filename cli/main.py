@@ -45,6 +45,7 @@ GROUPS: list[tuple[str, str, str]] = [
     ("spec-bench", "mlx26.cli.spec_bench:app", "Speculative-decoding benchmark across domains and concurrency (SPEED-Bench)."),
     ("sr", "mlx26.cli.sr:app", "Flash-ANSR amortised symbolic regression on the simplify engine (Saegert & Köthe)."),
     ("optimize-prompt", "mlx26.cli.optimize_prompt:app", "MR.PEA label-free prompt optimisation by meta-reasoning, with a hard budget."),
+    ("spike", "mlx26.cli.spike:app", "Spiking transformer classifiers: DAS, Spike2Max, energy, ONNX (SpikingLM reconstruction)."),
     ("vuln-games", "mlx26.cli.vuln_games:app", "Vulnerability games: RL agents finding loopholes, persistence, transcript audits."),
 ]
 # Groups whose bare form runs a default subcommand: `mlx26 simplify FILE` = `mlx26 simplify run FILE`.

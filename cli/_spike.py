@@ -1,0 +1,81 @@
+"""Options and loaders shared by the ``mlx26 spike`` commands (kept out of cli/spike.py to keep it thin)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from mlx26.cli._errors import InputError, require, unknown_name
+from mlx26.cli._io import check_output
+from mlx26.core.spike.spec import ARCH_DEFAULTS, ARCHS, ATTNS, GLUE_TASKS, NEURONS, NORMS, RUNTIMES, SURROGATES, TASKS
+
+TaskOpt = Annotated[str, typer.Option("--task", help=f"{' | '.join(TASKS)} (GLUE ones read --train/--test TSVs).")]
+ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model folder from `spike train --out`.", metavar="DIR")]
+TestOpt = Annotated[str | None, typer.Option("--test", help="GLUE TSV to evaluate on (GLUE tasks).", metavar="TSV")]
+NTestOpt = Annotated[int, typer.Option("--n-test", help="Held-out examples of a built-in task.", min=1)]
+MaxLenOpt = Annotated[int, typer.Option("--max-len", help="Tokens per sequence; longer ones are truncated "
+                                        "(the count is reported).", min=1, max=512)]
+EnergyTableOpt = Annotated[str | None, typer.Option("--energy-table", help="JSON/YAML {op: pJ} overriding the "
+                                                    "45 nm defaults (see `spike energy --table`).", metavar="FILE")]
+
+
+def start(output: str | None, force: bool, *files: str | None) -> None:
+    """Check output paths before any work, and that torch is installed."""
+    check_output(output, force)
+    for f in files:
+        if f:
+            check_output(f, force)
+    require("torch", "torch")
+
+
+def check_folder(out: str, force: bool) -> None:
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise InputError(f"{out} exists and is not a folder")
+    if p.is_dir() and any(p.iterdir()) and not force:
+        raise InputError(f"{out} exists and is not empty", "pass --force to replace it")
+
+
+def choice(kind: str, value: str, choices) -> str:
+    if value not in choices:
+        raise unknown_name(kind, value, choices)
+    return value
+
+
+def model_options(arch: str, attn: str | None, das: bool | None, T: int, neuron: str, theta: float,
+                  surrogate: str, norm: str, ternary: bool) -> dict:
+    """The SpikeConfig options for ``--arch`` with ``--attn``/``--das`` overriding its defaults."""
+    choice("arch", arch, ARCHS)
+    default_attn, default_das = ARCH_DEFAULTS[arch]
+    attn = choice("attention", attn or default_attn, ATTNS)
+    choice("neuron", neuron, NEURONS)
+    choice("surrogate", surrogate, SURROGATES)
+    choice("normalisation", norm, NORMS)
+    if T < 1:
+        raise InputError(f"--T must be ≥ 1, got {T}")
+    if not theta > 0:
+        raise InputError(f"--theta must be > 0, got {theta}")
+    return {"arch": arch, "attn": attn, "das": default_das if das is None else das, "T": T, "neuron": neuron,
+            "theta": theta, "surrogate": surrogate, "norm": norm, "ternary": ternary}
+
+
+def test_data(record: dict, test: str | None, n_test: int | None, max_len: int | None = None):
+    """The held-out data of a trained model: its GLUE ``--test`` TSV, or its built-in task regenerated."""
+    from mlx26.core.spike import tasks
+
+    task = record.get("task", "salient")
+    cfg = record["config"]
+    if task in GLUE_TASKS:
+        test = test or record.get("test_path")
+        if test is None:
+            raise InputError(f"the model was trained on --task {task}", "pass --test FILE.tsv")
+        return tasks.glue(task, test, max_len or cfg["max_len"])
+    if test is not None:
+        raise InputError(f"the model was trained on the built-in task {task}, which reads no --test file")
+    return tasks.builtin(task, "heldout", n_test or record.get("n_test", 1000), record.get("seed", 0),
+                         max_len or cfg["max_len"])
+
+
+def runtime(value: str) -> str:
+    return choice("runtime", value, RUNTIMES)

@@ -1,0 +1,40 @@
+"""Stop a long job cleanly on Ctrl-C / SIGTERM: the job polls a flag, saves its work, and the CLI exits 130.
+
+``with stop_requested() as stop:`` installs handlers for SIGINT and SIGTERM that only set ``stop`` (a
+``threading.Event``); the training loop checks ``stop.is_set()`` between steps, finishes the step it is on,
+and returns what it has, so the command can write a checkpoint before it reports the interruption. A second
+Ctrl-C falls through to the previous handler (Python's KeyboardInterrupt), so a stuck job can still be
+killed. Outside the main thread (where signals cannot be set) the flag is simply never set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+EXIT_INTERRUPTED = 130
+
+
+@contextlib.contextmanager
+def stop_requested() -> Iterator[threading.Event]:
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = {}
+
+    def handler(signum, frame):
+        if stop.is_set():  # the second signal: give up waiting for the step to finish
+            signal.signal(signum, previous[signum])
+            signal.raise_signal(signum)
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, handler)
+    try:
+        yield stop
+    finally:
+        for sig, h in previous.items():
+            signal.signal(sig, h)

@@ -1,0 +1,274 @@
+"""Classification tasks for ``mlx26 spike``: GLUE TSVs a user supplies, and substitutes built from text we have.
+
+GLUE cannot be downloaded here, so the loaders read the files a user has, in the formats the GLUE
+distribution ships (tab-separated, header row, no quoting — the way GLUE's own readers use
+``csv.reader(quotechar=None)``):
+
+* ``sst2``: ``sentence  label`` (0/1);  ``mrpc``: ``Quality  #1 ID  #2 ID  #1 String  #2 String``;
+* ``rte``:  ``index  sentence1  sentence2  label`` (entailment / not_entailment);
+* ``qnli``: ``index  question  sentence  label`` (entailment / not_entailment).
+
+Substitutes, built from the zoo corpora (our own task definitions, not GLUE; train from the corpora's
+``train`` split, test from ``heldout``):
+
+* ``source`` — which corpus a line comes from: stdlib code (docstring lines removed), stdlib prose
+  (docstrings and pydoc topics) or arithmetic word problems (3 classes, balanced), an SST-2-like
+  single-sentence task on REAL text;
+* ``pair`` — do two prose lines come from the same document (an MRPC-like pair task on REAL text);
+* ``salient`` — LABELLED SYNTHETIC: a sequence of (level, value) tokens; the label is the value of the
+  token with the highest level. The top level varies, so the answer needs a comparison across the whole
+  sequence: a winner-takes-all readout, which is what Spike2Max restores and softmax-free attention lacks.
+
+Sequences are token ids of the shipped ``bpe-4096`` tokenizer (pairs joined by its ``<|eos|>``), truncated to
+``max_len`` (the count of truncated sequences is reported).
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from mlx26.core.common.errors import InputError, unknown_name
+from mlx26.core.spike.spec import BUILTIN_TASKS, GLUE_TASKS, TASKS
+
+SALIENT_LEVELS, SALIENT_VALUES, SALIENT_LEN = 6, 4, (16, 32)
+GLUE_FORMATS = {
+    # task: (text columns, label column, label names in class order)
+    "sst2": (("sentence",), "label", ("0", "1")),
+    "mrpc": (("#1 String", "#2 String"), "Quality", ("0", "1")),
+    "rte": (("sentence1", "sentence2"), "label", ("not_entailment", "entailment")),
+    "qnli": (("question", "sentence"), "label", ("not_entailment", "entailment")),
+}
+SOURCE_CLASSES = ("code", "prose", "arithmetic")
+
+
+@dataclass
+class Dataset:
+    ids: torch.Tensor  # (M, N) int64, padded with pad_id
+    labels: torch.Tensor  # (M,) int64
+    label_names: tuple[str, ...]
+    vocab: int
+    synthetic: bool
+    source: str
+    truncated: int = 0
+    pad_id: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def mask(self) -> torch.Tensor:
+        return self.ids != self.pad_id
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def subset(self, idx) -> Dataset:
+        return Dataset(self.ids[idx], self.labels[idx], self.label_names, self.vocab, self.synthetic, self.source,
+                       0, self.pad_id, self.extra)
+
+
+def check_task(task: str) -> str:
+    if task not in TASKS:
+        raise unknown_name("task", task, TASKS)
+    return task
+
+
+# --------------------------------------------------------------------------- salient (synthetic)
+
+def salient(n: int, seed: int, min_len: int = SALIENT_LEN[0], max_len: int = SALIENT_LEN[1]) -> Dataset:
+    """``n`` SYNTHETIC sequences; token id = 1 + level·V + value (0 = padding)."""
+    rng = random.Random(seed)
+    rows, labels = [], []
+    for _ in range(n):
+        length = rng.randint(min_len, max_len)
+        top = rng.randint(2, SALIENT_LEVELS - 1)
+        # Half the distractors sit one level below the winner: a weighted sum cannot single it out, a
+        # normalised exponential readout can.
+        levels = [top - 1 if rng.random() < 0.5 else rng.randrange(top - 1) for _ in range(length)]
+        winner = rng.randrange(length)
+        levels[winner] = top
+        values = [rng.randrange(SALIENT_VALUES) for _ in range(length)]
+        rows.append([1 + lv * SALIENT_VALUES + v for lv, v in zip(levels, values, strict=True)])
+        labels.append(values[winner])
+    return _pack(rows, labels, tuple(str(v) for v in range(SALIENT_VALUES)), 1 + SALIENT_LEVELS * SALIENT_VALUES,
+                 max_len, synthetic=True, source=f"salient (SYNTHETIC, seed {seed})")
+
+
+# --------------------------------------------------------------------------- text tasks
+
+def _tokenizer():
+    from mlx26.core.zoo.tokenization import shipped_bpe
+
+    return shipped_bpe()
+
+
+def _encode(tok, texts: list[tuple[str, ...]]) -> list[list[int]]:
+    from mlx26.core.zoo.tokenization import encode_many
+
+    sep = tok.eos_token_id
+    parts = [encode_many(tok, [t[i] for t in texts]) for i in range(len(texts[0]))] if texts else []
+    out = []
+    for j in range(len(texts)):
+        ids: list[int] = []
+        for i, p in enumerate(parts):
+            if i:
+                ids.append(sep)
+            ids.extend(p[j])
+        out.append(ids or [sep])
+    return out
+
+
+def _lines(text: str, lo: int = 20, hi: int = 200) -> list[str]:
+    return [ln.strip() for ln in text.splitlines() if lo <= len(ln.strip()) <= hi]
+
+
+def _source_lines(split: str, per_class: int, seed: int) -> tuple[list[tuple[str]], list[int]]:
+    from mlx26.core.zoo.corpora import corpus, docstrings
+
+    rng = random.Random(seed)
+    pools: list[list[str]] = [[], [], []]
+    for doc in corpus("stdlib-code").documents(split):
+        prose = {ln.strip() for d in docstrings(doc.text) for ln in d.splitlines()}
+        pools[0].extend(ln for ln in _lines(doc.text) if ln not in prose and not ln.startswith(('"""', "'''", "#")))
+        if len(pools[0]) > 20 * per_class:
+            break
+    for doc in corpus("stdlib-prose").documents(split):
+        pools[1].extend(_lines(doc.text))
+        if len(pools[1]) > 20 * per_class:
+            break
+    for doc in corpus("arithmetic").documents(split):
+        pools[2].extend(_lines(doc.text, lo=12))
+        if len(pools[2]) > 20 * per_class:
+            break
+    texts, labels = [], []
+    for c, pool in enumerate(pools):
+        pool = sorted(set(pool))
+        if len(pool) < per_class:
+            raise InputError(f"the {SOURCE_CLASSES[c]} corpus has only {len(pool)} usable lines in its {split} split",
+                             "ask for fewer examples")
+        texts.extend((t,) for t in rng.sample(pool, per_class))
+        labels.extend([c] * per_class)
+    order = list(range(len(texts)))
+    rng.shuffle(order)
+    return [texts[i] for i in order], [labels[i] for i in order]
+
+
+def _pair_lines(split: str, n: int, seed: int) -> tuple[list[tuple[str, str]], list[int]]:
+    from mlx26.core.zoo.corpora import corpus
+
+    rng = random.Random(seed)
+    docs = [ls for d in corpus("stdlib-prose").documents(split) if len(ls := _lines(d.text)) >= 4]
+    if len(docs) < 2:
+        raise InputError(f"stdlib-prose has too few documents in its {split} split for the pair task")
+    texts, labels = [], []
+    for i in range(n):
+        a = rng.randrange(len(docs))
+        if i % 2 == 0:
+            x, y = rng.sample(docs[a], 2)
+        else:
+            b = rng.randrange(len(docs) - 1)
+            b += b >= a
+            x, y = rng.choice(docs[a]), rng.choice(docs[b])
+        texts.append((x, y))
+        labels.append(1 - i % 2)
+    return texts, labels
+
+
+def builtin(task: str, split: str, n: int, seed: int, max_len: int = 64) -> Dataset:
+    """A substitute task's ``split`` (train / heldout) with about ``n`` examples."""
+    if task == "salient":
+        # Held-out sequences come from another seed stream (seed + 1000003).
+        return salient(n, seed if split == "train" else seed + 1_000_003,
+                       min_len=min(SALIENT_LEN[0], max_len), max_len=min(SALIENT_LEN[1], max_len))
+    tok = _tokenizer()
+    if task == "source":
+        texts, labels = _source_lines(split, max(1, n // 3), seed)
+        names: tuple[str, ...] = SOURCE_CLASSES
+        src = f"source: stdlib code / stdlib prose / arithmetic lines, {split} split (REAL text)"
+    elif task == "pair":
+        texts, labels = _pair_lines(split, n, seed)  # type: ignore[assignment]
+        names = ("different", "same")
+        src = f"pair: same-document stdlib prose lines, {split} split (REAL text)"
+    else:
+        raise unknown_name("built-in task", task, BUILTIN_TASKS)
+    return _pack(_encode(tok, texts), labels, names, len(tok), max_len, synthetic=False, source=src,
+                 pad_id=tok.pad_token_id)
+
+
+def _pack(rows: list[list[int]], labels: list[int], names: tuple[str, ...], vocab: int, max_len: int, *,
+          synthetic: bool, source: str, pad_id: int = 0) -> Dataset:
+    if not rows:
+        raise InputError(f"{source}: no examples")
+    truncated = sum(len(r) > max_len for r in rows)
+    n = min(max_len, max(len(r) for r in rows))
+    ids = torch.full((len(rows), n), pad_id, dtype=torch.int64)
+    for i, r in enumerate(rows):
+        r = r[:n]
+        ids[i, : len(r)] = torch.tensor(r, dtype=torch.int64)
+    return Dataset(ids, torch.tensor(labels, dtype=torch.int64), names, vocab, synthetic, source, truncated, pad_id)
+
+
+# --------------------------------------------------------------------------- GLUE TSVs
+
+def read_glue(task: str, path: str) -> tuple[list[tuple[str, ...]], list[int]]:
+    """Texts and label indices of a GLUE TSV; a malformed line or an unknown label names its line."""
+    if task not in GLUE_FORMATS:
+        raise unknown_name("GLUE task", task, GLUE_TASKS)
+    cols, label_col, names = GLUE_FORMATS[task]
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{path}: no such file")
+    texts, labels = [], []
+    with p.open(encoding="utf-8-sig", newline="") as f:
+        reader = csv.reader(f, delimiter="\t", quotechar=None)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise InputError(f"{path}: empty file (expected a {task} TSV with a header row)") from None
+        except csv.Error as exc:
+            raise InputError(f"{path}:1: not a TSV ({exc})") from None
+        missing = [c for c in (*cols, label_col) if c not in header]
+        if missing:
+            raise InputError(f"{path}:1: the header lacks {', '.join(repr(c) for c in missing)} for --task {task}",
+                             f"{task} files have the columns {', '.join((*cols, label_col))} (tab-separated)")
+        where = [header.index(c) for c in cols]
+        at = header.index(label_col)
+        try:
+            for row in reader:
+                line = reader.line_num
+                if not row or row == [""]:
+                    continue
+                if len(row) != len(header):
+                    raise InputError(f"{path}:{line}: expected {len(header)} tab-separated fields, got {len(row)}")
+                label = row[at].strip()
+                if label not in names:
+                    raise InputError(f"{path}:{line}: unknown label {label!r} for {task}",
+                                     f"{task} labels are {', '.join(names)}")
+                texts.append(tuple(row[i] for i in where))
+                labels.append(names.index(label))
+        except csv.Error as exc:
+            raise InputError(f"{path}:{reader.line_num}: malformed TSV ({exc})") from None
+    if not texts:
+        raise InputError(f"{path}: no examples after the header")
+    return texts, labels
+
+
+def glue(task: str, path: str, max_len: int = 64) -> Dataset:
+    texts, labels = read_glue(task, path)
+    tok = _tokenizer()
+    return _pack(_encode(tok, texts), labels, GLUE_FORMATS[task][2], len(tok), max_len, synthetic=False,
+                 source=f"{task} TSV {path}", pad_id=tok.pad_token_id)
+
+
+def load(task: str, split: str, *, data: str | None, n: int, seed: int, max_len: int) -> Dataset:
+    """A task's data: GLUE tasks read ``data`` (a TSV), built-in ones generate ``n`` examples."""
+    check_task(task)
+    if task in GLUE_TASKS:
+        if data is None:
+            raise InputError(f"--task {task} reads a GLUE TSV", f"pass --train/--test FILE.tsv ({task} format)")
+        return glue(task, data, max_len)
+    if data is not None:
+        raise InputError(f"--task {task} is built in and reads no file", "drop the TSV, or pick a GLUE --task")
+    return builtin(task, split, n, seed, max_len)
