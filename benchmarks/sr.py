@@ -7,7 +7,9 @@ fresh points: numeric recovery (FVU <= float32 eps), symbolic recovery (our equi
 median FVU, median expression length (tokens after our simplification, for every method) and wall
 time. Ours: the shipped tiny model (trained on SYNTHETIC data, minutes on one CPU thread) and the
 prior-only ablation at the same candidate budget. PySR is not run: it needs a Julia runtime
-downloaded at first use. Prints ratios against each anchor and the core count.
+downloaded at first use. Prints ratios against each anchor and the core count. Then (``--heldout``)
+the model against the prior on the 100 held-out SYNTHETIC problems at 64 candidates, as
+``mlx26 sr eval --suite synthetic --sampler model --sampler prior --candidates 64`` does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import os
 import sys
 import time
 
+from _results import record
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -27,10 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", default="tiny")
     ap.add_argument("--json", help="also write the per-problem records to this JSON file")
+    ap.add_argument("--heldout", type=int, default=100,
+                    help="also compare model vs prior on this many held-out SYNTHETIC problems (= mlx26 sr eval "
+                         "--suite synthetic --sampler model --sampler prior); 0 skips")
+    ap.add_argument("--heldout-candidates", type=int, default=64)
     args = ap.parse_args(argv)
     import torch
     from mlx26.core.sr import evaluate as E
-    from mlx26.core.sr.train import load
+    from mlx26.core.sr.train import HELDOUT_SEED, load
 
     torch.set_num_threads(1)  # shared 2-core machine; the anchors run with one thread too
     t0 = time.perf_counter()
@@ -67,6 +75,41 @@ def main(argv: list[str] | None = None) -> int:
         lr = (ours["median_length"] / o["median_length"]) if o["median_length"] else float("nan")
         print(f"  ours / {a:17} median length {lr:.3f}   wall time {ours['wall_s'] / max(o['wall_s'], 1e-9):.3f}   "
               f"numeric recovery {ours['numeric_recovery_pct']:.1f}% vs {o['numeric_recovery_pct']:.1f}%")
+    heldout = None
+    if args.heldout:
+        print(f"  model vs prior on {args.heldout} held-out SYNTHETIC problems, {args.heldout_candidates} candidates ...",
+              file=sys.stderr, flush=True)
+        hp = E.suite_problems("synthetic", seed=args.seed, n=args.heldout)
+        hrows = E.run_ours(hp, model, "model", args.heldout_candidates, seed=args.seed)
+        hrows += E.run_ours(hp, None, "prior", args.heldout_candidates, seed=args.seed)
+        heldout = {s["method"].replace("/", "_"): s for s in E.summarise(hrows)}
+        heldout |= {"problems": len(hp), "candidates": args.heldout_candidates}
+        for s in E.summarise(hrows):
+            print(f"held-out SYNTHETIC {s['method']:18} numeric {s['numeric_recovery_pct']:5.1f}%  symbolic "
+                  f"{s['symbolic_recovery_pct']:5.1f}%  median FVU {s['median_fvu']:.2e}  median length "
+                  f"{s['median_length']}  wall {s['wall_s']:.1f} s")
+    figures = {"suite": args.suite, "problems": len(probs), "candidates": args.candidates, "budget": args.budget,
+               "seed": args.seed, "model": args.model, "model_parameters": manifest["parameters"],
+               "methods": {s["method"].replace("/", "_"): s for s in summ},
+               "solved": {m.replace("/", "_"): [r["problem"] for r in rows if r["method"] == m and r["numeric"]]
+                          for m in by},
+               "ratios": {a.replace("/", "_"): {
+                   "length": ours["median_length"] / by[a]["median_length"] if by[a]["median_length"] else None,
+                   "wall": ours["wall_s"] / max(by[a]["wall_s"], 1e-9)} for a in ("pyoperon", "gplearn", "flash-ansr/prior")},
+               # the shipped weights' own training record (written by `mlx26 sr train`, read from the manifest)
+               "heldout": heldout,
+               "training": {k: manifest["train"][k] for k in ("steps", "loss_first", "loss_last", "loss_drop", "wall_s")},
+               "training_data": {k: manifest["data"][k] for k in ("pool_drawn", "pool_kept")}
+               | {"decontam_dropped": manifest["data"]["decontam"]["dropped"],
+                  "decontam_dropped_equiv": manifest["data"]["decontam"]["dropped_equiv"],
+                  "decontam_equiv_checks": manifest["data"]["decontam"]["equiv_checks"]}}
+    record("sr", figures, data=[
+        {"name": args.suite, "source": "Nguyen-1..8 formulas (the benchmark's published definitions), 20 sampled points "
+         "each to fit and 20 fresh to score (seeded)"},
+        *([{"name": "synthetic held-out", "source": f"SYNTHETIC: {args.heldout} problems drawn from the prior with "
+            f"seed {HELDOUT_SEED}, excluded from the training pool"}] if args.heldout else []),
+        {"name": f"flash-ansr/{args.model}", "source": f"the shipped {args.model} model ({manifest['parameters']} "
+         f"parameters) trained here on the SYNTHETIC prior stream: `{manifest['command']}`"}])
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"summary": summ, "rows": rows}, fh, indent=2, default=str)
