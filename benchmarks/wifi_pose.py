@@ -15,6 +15,40 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
+
+from _results import record
+
+CAPTURES = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "csi"
+FILES = [("intel5300_sample_0x5_64_3000.dat", "intel5300"), ("intel5300_sample_0x1_ap.dat", "intel5300"),
+         ("atheros_ath_csi_1.dat", "atheros")]
+
+
+def captures(folder: Path) -> dict | None:
+    """The real captures, read in place: packets parsed (csiread) vs our independent record walk, and the
+    phase std raw vs sanitised of the static Intel 5300 capture (``mlx26 wifi-pose read|sanitize``)."""
+    from mlx26.core.wifi_pose import io
+    from mlx26.core.wifi_pose import sanitize as S
+
+    if not all((folder / name).is_file() for name, _ in FILES):
+        print(f"real captures not found in {folder}: that part is skipped", file=sys.stderr)
+        return None
+    out: dict = {}
+    for name, chip in FILES:
+        cap = io.read_capture(folder / name, chip)
+        out[name] = {"chip": chip, "packets_csiread": cap.parsed, "packets_walked": cap.walked,
+                     "shape": list(cap.csi.shape[1:]), "first_bad_offset": cap.first_bad_offset}
+        print(f"capture {name}: {cap.parsed} packets (walk {cap.walked}), links x antennas x subcarriers "
+              f"{'x'.join(map(str, cap.csi.shape[1:]))}")
+    cap = io.read_capture(folder / FILES[0][0], FILES[0][1])
+    rep = S.capture_report(cap.csi, cap.subcarriers)
+    out["intel_static_phase"] = {k: rep[k] for k in ("phase_std_raw_median", "phase_std_sanitized_median",
+                                                     "phase_std_sanitized_strongest_antenna",
+                                                     "phase_std_sanitized_per_antenna", "mean_amplitude_per_antenna")}
+    print(f"phase std {FILES[0][0]}: raw {rep['phase_std_raw_median']:.3f} rad -> sanitised "
+          f"{rep['phase_std_sanitized_strongest_antenna']:.3f} on the strongest antenna, "
+          f"{rep['phase_std_sanitized_median']:.3f} over all cells")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -26,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", help="also write the records to this JSON file")
+    ap.add_argument("--captures", type=Path, default=CAPTURES,
+                    help="folder of the real CSI captures (read in place; default ../shared/data/csi)")
     args = ap.parse_args(argv)
     import torch
     from mlx26.core.wifi_pose import bench
@@ -59,7 +95,18 @@ def main(argv: list[str] | None = None) -> int:
               f"(WiFi-Mamba / transformer x{m['torch_latency_ratio_vs_transformer']:.2f})")
         print(f"  peak RSS torch {m['torch_peak_rss_mb']:.0f} MB, onnxruntime {m['ort_peak_rss_mb']:.0f} MB; "
               f"persistent state {m['state_bytes']} bytes/stream-set; onnx max|diff| {m['onnx_max_abs_diff']:.1e}")
+    real = captures(args.captures)
     print(f"total {time.perf_counter() - t0:.0f} s")
+    keys = {"transformer (PiW3D-style)": "transformer", "wifi-mamba": "mamba", "wifi-mamba, no memory": "mamba_no_memory",
+            "mean pose": "mean_pose"}
+    figures = {"models": {keys.get(r["model"], r["model"]): r for r in rows},
+               "memory_on_over_off": m["mpjpe_mm"] / rows[2]["mpjpe_mm"], "captures": real,
+               **{k: getattr(args, k) for k in ("steps", "sequences", "frames", "window", "batch", "seed")}}
+    data = [{"name": "synthetic CSI", "source": f"SYNTHETIC: mlx26.core.wifi_pose.synth, {args.sequences} sequences x "
+             f"{args.frames} frames of 1-3 walking persons (seed {args.seed})"}]
+    if real:
+        data.append({"name": "csi", "source": "../shared/data/csi (real Intel 5300 and Atheros captures, read in place)"})
+    record("wifi_pose", figures, data=data)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
