@@ -1,0 +1,65 @@
+"""Spike2Max against softmax (torch and scipy), its row-sum bounds, masking, and the integer shift form."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from mlx26.core.spike.spike2max import (LOG2E, nearest_pow2_exponent, softmax, spike2max,  # noqa: E402
+                                        spike2max_int, to_float)
+
+
+def test_exact_spike2max_of_x_log2e_is_softmax():
+    special = pytest.importorskip("scipy.special")
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(200, 37, generator=g, dtype=torch.float64) * 4
+    got = spike2max(x * LOG2E, "exact")
+    assert float((got - torch.softmax(x, -1)).abs().max()) <= 1e-6
+    assert float((got - torch.from_numpy(special.softmax(x.numpy(), axis=-1))).abs().max()) <= 1e-6
+    assert torch.equal(got.argmax(-1), x.argmax(-1))
+
+
+def test_pow2_rows_sum_within_half_an_octave_and_keep_argmax():
+    g = torch.Generator().manual_seed(1)
+    for scale in (0.1, 1.0, 5.0):
+        x = torch.randn(500, 23, generator=g, dtype=torch.float64) * scale
+        p = spike2max(x, "pow2")
+        sums = p.sum(-1)
+        assert float(sums.min()) >= 2 ** -0.5 - 1e-12 and float(sums.max()) <= 2 ** 0.5 + 1e-12
+        assert torch.equal(p.argmax(-1), x.argmax(-1))
+        # proportional to the exact form: the divisor is one power of two per row
+        ratio = p / spike2max(x, "exact")
+        assert torch.allclose(ratio, ratio[:, :1].expand_as(ratio))
+
+
+def test_masked_entries_and_fully_masked_rows_are_zero_not_nan():
+    x = torch.tensor([[1.0, 5.0, 2.0], [3.0, 4.0, 1.0]])
+    mask = torch.tensor([[True, False, True], [False, False, False]])
+    for fn in (lambda: spike2max(x, "exact", mask), lambda: spike2max(x, "pow2", mask), lambda: softmax(x, mask)):
+        p = fn()
+        assert not torch.isnan(p).any()
+        assert p[0, 1] == 0 and torch.equal(p[1], torch.zeros(3))
+    assert abs(float(spike2max(x, "exact", mask)[0].sum()) - 1) < 1e-6
+    ints = spike2max_int(x.long(), mask=mask)
+    assert torch.equal(ints[1], torch.zeros(3, dtype=torch.int64)) and ints[0, 1] == 0
+
+
+def test_nearest_power_of_two_exponent_by_shifts():
+    for s in list(range(1, 3000)) + [2**40 - 1, 2**40, 3 * 2**38]:
+        want = round(math.log2(s))
+        # round(log2 s) and "nearest in log scale" agree except exactly at 2^(e+1/2), never an integer
+        assert int(nearest_pow2_exponent(torch.tensor([s]))[0]) == want, s
+
+
+def test_integer_spike2max_matches_the_float_form_within_fixed_point_error():
+    g = torch.Generator().manual_seed(2)
+    s = torch.randint(0, 17, (300, 20), generator=g)  # spike-count scores q·k in [0, 16]
+    F = 16
+    for norm in ("exact", "pow2"):
+        got = to_float(spike2max_int(s, F, norm), F)
+        want = spike2max(s.double(), norm)
+        # each a_j is exact in fixed point (2^-d with d ≤ F); the normalisation rounds once
+        assert float((got - want).abs().max()) <= 2.0 ** -F + 1e-12, norm
