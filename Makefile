@@ -28,6 +28,9 @@ $(STAMP): pyproject.toml setup.py
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q '$(TORCH_PIN)'
 	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
+	# spikingjelly: only the tests' cross-check of our IF neuron; --no-deps since it requires torchvision and
+	# torchaudio, which its neuron module never imports (its one import need, loguru, is in dev).
+	$(BIN)/python -m pip install -q --no-deps 'spikingjelly==2.0.0'
 	touch $@
 
 install: $(STAMP)

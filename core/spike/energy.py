@@ -56,8 +56,11 @@ def load_table(path: str | None = None) -> dict[str, tuple[float, str]]:
             data = json.loads(text)
     except Exception as exc:  # json / yaml raise their own types
         raise InputError(f"{path}: not a JSON/YAML energy table ({type(exc).__name__}: {exc})") from exc
+    if isinstance(data, list) and all(isinstance(r, dict) and "op" in r and "pj" in r for r in data):
+        # the records `spike energy --table --format json` prints: edit them and pass the file back
+        data = {r["op"]: {"pj": r["pj"], "source": r.get("source", path)} for r in data}
     if not isinstance(data, dict):
-        raise InputError(f"{path}: expected a mapping {{op: pJ}}")
+        raise InputError(f"{path}: expected a mapping {{op: pJ}} or the records of `spike energy --table`")
     for op, val in data.items():
         if op not in DEFAULT_TABLE:
             raise unknown_name("energy-table operation", str(op), DEFAULT_TABLE)

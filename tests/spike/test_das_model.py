@@ -141,6 +141,8 @@ def test_energy_table_override_and_errors(tmp_path):
     t = E.load_table(str(p))
     assert t["fp32_mac"] == (3.0, str(p)) and t["shift"] == (0.05, "my process")
     assert t["fp32_ac"] == E.DEFAULT_TABLE["fp32_ac"]
+    p.write_text('[{"op": "shift", "pj": 0.2, "source": "edited"}]')  # `spike energy --table` records
+    assert E.load_table(str(p))["shift"] == (0.2, "edited")
     for text in ('{"fp32_macc": 1}', '{"fp32_mac": -1}', '{"fp32_mac": "x"}', "[1, 2]", "{not json"):
         p.write_text(text)
         with pytest.raises(InputError):
