@@ -14,13 +14,14 @@ Substitutes, built from the zoo corpora (our own task definitions, not GLUE; tra
 * ``source`` — which corpus a line comes from: stdlib code (docstring lines removed), stdlib prose
   (docstrings and pydoc topics) or arithmetic word problems (3 classes, balanced), an SST-2-like
   single-sentence task on REAL text;
-* ``pair`` — do two prose lines come from the same document (an MRPC-like pair task on REAL text);
+* ``pair`` — do two lines come from the same source (code / prose / arithmetic; an MRPC-like pair task on
+  REAL text);
 * ``salient`` — LABELLED SYNTHETIC: a sequence of (level, value) tokens; the label is the value of the
   token with the highest level. The top level varies, so the answer needs a comparison across the whole
   sequence: a winner-takes-all readout, which is what Spike2Max restores and softmax-free attention lacks.
 
 Sequences are token ids of the shipped ``bpe-4096`` tokenizer (pairs joined by its ``<|eos|>``), truncated to
-``max_len`` (the count of truncated sequences is reported).
+``max_len`` longest segment first (the count of truncated sequences is reported).
 """
 
 from __future__ import annotations
@@ -104,20 +105,29 @@ def _tokenizer():
     return shipped_bpe()
 
 
-def _encode(tok, texts: list[tuple[str, ...]]) -> list[list[int]]:
+def _encode(tok, texts: list[tuple[str, ...]], max_len: int) -> tuple[list[list[int]], int]:
+    """Token ids, segments joined by ``<|eos|>``; a pair over ``max_len`` loses tokens from the end of its
+    longer segment first (longest-first, as GLUE tooling truncates). Returns the rows and how many were cut."""
     from mlx26.core.zoo.tokenization import encode_many
 
     sep = tok.eos_token_id
     parts = [encode_many(tok, [t[i] for t in texts]) for i in range(len(texts[0]))] if texts else []
-    out = []
+    out, cut = [], 0
     for j in range(len(texts)):
+        segs = [p[j] for p in parts]
+        budget = max_len - (len(segs) - 1)
+        if sum(map(len, segs)) > budget:
+            cut += 1
+            while sum(map(len, segs)) > max(budget, len(segs)):
+                k = max(range(len(segs)), key=lambda i: len(segs[i]))
+                segs[k] = segs[k][:-1]
         ids: list[int] = []
-        for i, p in enumerate(parts):
+        for i, seg in enumerate(segs):
             if i:
                 ids.append(sep)
-            ids.extend(p[j])
+            ids.extend(seg)
         out.append(ids or [sep])
-    return out
+    return out, cut
 
 
 def _lines(text: str, lo: int = 20, hi: int = 200) -> list[str]:
@@ -156,24 +166,17 @@ def _source_lines(split: str, per_class: int, seed: int) -> tuple[list[tuple[str
 
 
 def _pair_lines(split: str, n: int, seed: int) -> tuple[list[tuple[str, str]], list[int]]:
-    from mlx26.core.zoo.corpora import corpus
-
+    """Pairs of lines, half from the same source (code / prose / arithmetic), half from two different ones."""
     rng = random.Random(seed)
-    docs = [ls for d in corpus("stdlib-prose").documents(split) if len(ls := _lines(d.text)) >= 4]
-    if len(docs) < 2:
-        raise InputError(f"stdlib-prose has too few documents in its {split} split for the pair task")
-    texts, labels = [], []
+    texts, labels = _source_lines(split, n, seed + 7)
+    by_class: list[list[str]] = [[t[0] for t, y in zip(texts, labels, strict=True) if y == c] for c in range(3)]
+    pairs, same = [], []
     for i in range(n):
-        a = rng.randrange(len(docs))
-        if i % 2 == 0:
-            x, y = rng.sample(docs[a], 2)
-        else:
-            b = rng.randrange(len(docs) - 1)
-            b += b >= a
-            x, y = rng.choice(docs[a]), rng.choice(docs[b])
-        texts.append((x, y))
-        labels.append(1 - i % 2)
-    return texts, labels
+        a = rng.randrange(3)
+        b = a if i % 2 == 0 else (a + 1 + rng.randrange(2)) % 3
+        pairs.append((rng.choice(by_class[a]), rng.choice(by_class[b])))
+        same.append(int(a == b))
+    return pairs, same
 
 
 def builtin(task: str, split: str, n: int, seed: int, max_len: int = 64) -> Dataset:
@@ -190,18 +193,19 @@ def builtin(task: str, split: str, n: int, seed: int, max_len: int = 64) -> Data
     elif task == "pair":
         texts, labels = _pair_lines(split, n, seed)  # type: ignore[assignment]
         names = ("different", "same")
-        src = f"pair: same-document stdlib prose lines, {split} split (REAL text)"
+        src = f"pair: same-source line pairs (code / prose / arithmetic), {split} split (REAL text)"
     else:
         raise unknown_name("built-in task", task, BUILTIN_TASKS)
-    return _pack(_encode(tok, texts), labels, names, len(tok), max_len, synthetic=False, source=src,
-                 pad_id=tok.pad_token_id)
+    rows, cut = _encode(tok, texts, max_len)
+    return _pack(rows, labels, names, len(tok), max_len, synthetic=False, source=src, pad_id=tok.pad_token_id,
+                 truncated=cut)
 
 
 def _pack(rows: list[list[int]], labels: list[int], names: tuple[str, ...], vocab: int, max_len: int, *,
-          synthetic: bool, source: str, pad_id: int = 0) -> Dataset:
+          synthetic: bool, source: str, pad_id: int = 0, truncated: int = 0) -> Dataset:
     if not rows:
         raise InputError(f"{source}: no examples")
-    truncated = sum(len(r) > max_len for r in rows)
+    truncated += sum(len(r) > max_len for r in rows)
     n = min(max_len, max(len(r) for r in rows))
     ids = torch.full((len(rows), n), pad_id, dtype=torch.int64)
     for i, r in enumerate(rows):
@@ -258,8 +262,9 @@ def read_glue(task: str, path: str) -> tuple[list[tuple[str, ...]], list[int]]:
 def glue(task: str, path: str, max_len: int = 64) -> Dataset:
     texts, labels = read_glue(task, path)
     tok = _tokenizer()
-    return _pack(_encode(tok, texts), labels, GLUE_FORMATS[task][2], len(tok), max_len, synthetic=False,
-                 source=f"{task} TSV {path}", pad_id=tok.pad_token_id)
+    rows, cut = _encode(tok, texts, max_len)
+    return _pack(rows, labels, GLUE_FORMATS[task][2], len(tok), max_len, synthetic=False,
+                 source=f"{task} TSV {path}", pad_id=tok.pad_token_id, truncated=cut)
 
 
 def load(task: str, split: str, *, data: str | None, n: int, seed: int, max_len: int) -> Dataset:

@@ -71,3 +71,16 @@ def test_builtin_text_tasks_are_balanced_and_real():
         tasks.load("sst2", "train", data=None, n=10, seed=0, max_len=8)
     with pytest.raises(InputError):
         tasks.load("salient", "train", data="x.tsv", n=10, seed=0, max_len=8)
+
+
+def test_pairs_are_truncated_longest_segment_first():
+    pytest.importorskip("transformers")
+    tok = tasks._tokenizer()
+    rows, cut = tasks._encode(tok, [("word " * 40, "short line"), ("a b", "c d")], max_len=12)
+    sep = tok.eos_token_id
+    assert cut == 1 and len(rows[0]) == 12 and sep in rows[0]
+    tail = rows[0][rows[0].index(sep) + 1:]
+    from mlx26.core.zoo.tokenization import encode_plain
+
+    assert tail == encode_plain(tok, "short line")  # the short segment survives whole
+    assert rows[1] == encode_plain(tok, "a b") + [sep] + encode_plain(tok, "c d")
