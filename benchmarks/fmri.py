@@ -19,6 +19,8 @@ import os
 import sys
 import time
 
+from _results import record
+
 
 def _pm(s: dict, key: str, fmt: str = ".3f") -> str:
     return f"{s[key]:{fmt}} ± {s[key + '_sd']:{fmt}}"
@@ -79,6 +81,15 @@ def main(argv: list[str] | None = None) -> int:
               f"{t['time_ratio_median']:.3f}, per round {t['time_ratio_mean']:.3f} ± {t['time_ratio_sd']:.3f}, "
               f"dynamic faster in {t['rounds_dynamic_faster']}/{t['repeats']} rounds")
     print(f"total {time.perf_counter() - t0:.0f} s")
+    record("fmri", {"summary": summ, "tokeniser_sse_dynamic_over_random": sum(sse) / len(sse),
+                    "tokeniser_sse_dynamic_over_random_per_seed": sse, "timing": timings,
+                    "timing_by_tau": {f"{t['tau']:g}": t for t in timings} if all("tau" in t for t in timings) else None,
+                    "size": recs[0]["size"], "clips": recs[0]["clips"],
+                    **{k: getattr(args, k) for k in ("steps", "seeds", "subjects", "frames", "timing_size",
+                                                      "timing_steps", "timing_repeats", "timing_tau")}},
+           data=[{"name": "synthetic fMRI", "source": f"SYNTHETIC: mlx26.core.fmri.synth brains, {args.subjects} subjects x "
+                  f"{args.frames} frames at {recs[0]['size']}^3 per seed (seeds {args.seeds}); {args.timing_size}^3 clips "
+                  "for the timing part"}])
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"runs": recs, "summary": summ, "timing": timings}, f, indent=1)
