@@ -8,7 +8,17 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import InputError, require, unknown_name
 from mlx26.cli._io import check_output
-from mlx26.core.spike.spec import ARCH_DEFAULTS, ARCHS, ATTNS, GLUE_TASKS, NEURONS, NORMS, RUNTIMES, SURROGATES, TASKS
+from mlx26.core.spike.spec import (
+    ARCH_DEFAULTS,
+    ARCHS,
+    ATTNS,
+    GLUE_TASKS,
+    NEURONS,
+    NORMS,
+    RUNTIMES,
+    SURROGATES,
+    TASKS,
+)
 
 TaskOpt = Annotated[str, typer.Option("--task", help=f"{' | '.join(TASKS)} (GLUE ones read --train/--test TSVs).")]
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model folder from `spike train --out`.", metavar="DIR")]

@@ -10,8 +10,19 @@ from typing import Annotated
 import typer
 from mlx26.cli import _spike as S
 from mlx26.cli._errors import InputError, Mlx26Error, require
-from mlx26.cli._io import (ForceOpt, FormatOpt, InputArg, InputFormatOpt, OutputFormat, OutputOpt, QuietOpt,
-                           SeedOpt, emit, notice, read_numbered)
+from mlx26.cli._io import (
+    ForceOpt,
+    FormatOpt,
+    InputArg,
+    InputFormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    emit,
+    notice,
+    read_numbered,
+)
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 A = OutputFormat.auto

@@ -13,6 +13,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 EXIT_INTERRUPTED = 130
 
@@ -23,7 +24,7 @@ def stop_requested() -> Iterator[threading.Event]:
     if threading.current_thread() is not threading.main_thread():
         yield stop
         return
-    previous = {}
+    previous: dict[signal.Signals, Any] = {}
 
     def handler(signum, frame):
         if stop.is_set():  # the second signal: give up waiting for the step to finish

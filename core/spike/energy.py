@@ -78,13 +78,13 @@ def table_records(table: dict[str, tuple[float, str]]) -> list[dict]:
     return [{"op": op, "pj": pj, "source": src} for op, (pj, src) in table.items()]
 
 
-class OpCounter(Counter):
+class OpCounter(Counter[str]):
     """op name → count; layers call ``add`` while a forward runs with a counter."""
 
     def add(self, op: str, n: float) -> None:
         if op not in DEFAULT_TABLE:
             raise KeyError(op)
-        self[op] += float(n)
+        self[op] += float(n)  # type: ignore[assignment]  # counts are float (fractional rows never occur)
 
 
 def energy_pj(counts: dict[str, float], table: dict[str, tuple[float, str]] | None = None) -> dict:
@@ -121,7 +121,7 @@ def normalisation_energy(lengths, heads: int, steps: int, layers: int,
                          table: dict[str, tuple[float, str]] | None = None) -> dict:
     """Energy per sequence of the attention normalisation alone, for sequences of the given valid ``lengths``
     (one row of n scores per query, head, time step and layer): softmax vs Spike2Max (pow2 and exact)."""
-    out: dict[str, float] = {}
+    out: dict[str, float | None] = {}
     for name, fn in (("softmax", softmax_norm_ops), ("spike2max_pow2", spike2max_norm_ops),
                      ("spike2max_exact", lambda r, n: spike2max_norm_ops(r, n, "exact"))):
         total = 0.0
@@ -129,9 +129,9 @@ def normalisation_energy(lengths, heads: int, steps: int, layers: int,
             n = int(n)
             total += energy_pj(fn(float(n) * heads * steps * layers, n), table)["total_pj"]
         out[f"{name}_pj"] = total / max(1, len(lengths))
-    sm = out["softmax_pj"]
-    out["spike2max_pow2_over_softmax"] = out["spike2max_pow2_pj"] / sm if sm else None
-    out["spike2max_exact_over_softmax"] = out["spike2max_exact_pj"] / sm if sm else None
+    sm, p2, ex = out["softmax_pj"], out["spike2max_pow2_pj"], out["spike2max_exact_pj"]
+    out["spike2max_pow2_over_softmax"] = p2 / sm if sm and p2 is not None else None
+    out["spike2max_exact_over_softmax"] = ex / sm if sm and ex is not None else None
     return out
 
 

@@ -134,7 +134,7 @@ def _lines(text: str, lo: int = 20, hi: int = 200) -> list[str]:
     return [ln.strip() for ln in text.splitlines() if lo <= len(ln.strip()) <= hi]
 
 
-def _source_lines(split: str, per_class: int, seed: int) -> tuple[list[tuple[str]], list[int]]:
+def _source_lines(split: str, per_class: int, seed: int) -> tuple[list[tuple[str, ...]], list[int]]:
     from mlx26.core.zoo.corpora import corpus, docstrings
 
     rng = random.Random(seed)
@@ -152,7 +152,8 @@ def _source_lines(split: str, per_class: int, seed: int) -> tuple[list[tuple[str
         pools[2].extend(_lines(doc.text, lo=12))
         if len(pools[2]) > 20 * per_class:
             break
-    texts, labels = [], []
+    texts: list[tuple[str, ...]] = []
+    labels: list[int] = []
     for c, pool in enumerate(pools):
         pool = sorted(set(pool))
         if len(pool) < per_class:

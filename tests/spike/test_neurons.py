@@ -9,8 +9,14 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from mlx26.core.common.errors import InputError  # noqa: E402
-from mlx26.core.spike.neurons import (SpikingNeuron, firing_report, heaviside, recording,  # noqa: E402
-                                      surrogate_grad, surrogate_primitive)
+from mlx26.core.spike.neurons import (  # noqa: E402
+    SpikingNeuron,
+    firing_report,
+    heaviside,
+    recording,
+    surrogate_grad,
+    surrogate_primitive,
+)
 
 
 @pytest.mark.parametrize("x", [0.0, 0.25, 0.375, 0.5, 0.75, 1.0, 1.75, 2.5])  # exact in binary floating point

@@ -8,8 +8,14 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from mlx26.core.spike.spike2max import (LOG2E, nearest_pow2_exponent, softmax, spike2max,  # noqa: E402
-                                        spike2max_int, to_float)
+from mlx26.core.spike.spike2max import (  # noqa: E402
+    LOG2E,
+    nearest_pow2_exponent,
+    softmax,
+    spike2max,
+    spike2max_int,
+    to_float,
+)
 
 
 def test_exact_spike2max_of_x_log2e_is_softmax():
