@@ -19,14 +19,19 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+from _results import record
 
 
 def _server(draft_k: int | None) -> tuple[subprocess.Popen, str]:
     cmd = [sys.executable, "-m", "mlx26.cli.main", "llm", "serve", "--llm", "hf:tiny-llama", "--port", "0", "-q"]
     if draft_k:
         cmd += ["--draft", "tiny-llama-draft", "--draft-k", str(draft_k)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    # Not from the repository root: `python -m` puts the cwd first on sys.path, and the repository's top-level
+    # `kernels/` folder would shadow the `kernels` package that transformers imports (ImportError at start-up).
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
     line = proc.stdout.readline() if proc.stdout else ""
     if not line:
         proc.kill()
@@ -83,6 +88,21 @@ def main(argv: list[str] | None = None) -> int:
               f"{_f(s['wall_speedup_cpu']):>18}  {_f(s['modelled_speedup'])}")
     print(f"c_draft/c_target (measured forward-time ratio) = {_f(results['ours']['summary']['c_draft_over_c_target'])}")
 
+    figures: dict = {"prompts_source": source, "embedder": used, "split": len(split), "per_category": args.per_category,
+                     "k": args.k, "max_tokens": args.max_tokens,
+                     "diversity": {"min_beats_random": min((r["beats_random"] for r in div if r["beats_random"] is not None),
+                                                           default=None),
+                                   "categories": len(div),
+                                   "by_category": {r["category"]: r["beats_random"] for r in div}},
+                     "engines": {e: {k: r["summary"][k] for k in ("acceptance_length", "acceptance_rate", "greedy_match",
+                                                                  "wall_speedup_cpu", "modelled_speedup",
+                                                                  "c_draft_over_c_target", "prompts")}
+                                 | {"al_by_category": {c["category"]: c["acceptance_length"] for c in r["by_category"]}}
+                                 for e, r in results.items()}}
+    for e in figures["engines"].values():
+        als = [v for v in e["al_by_category"].values() if v is not None]
+        e["al_category_min"], e["al_category_max"] = (min(als), max(als)) if als else (None, None)
+    figures["throughput"] = {"length": args.length}
     recs = throughput.build(pool[:: max(1, len(pool) // 24)], models["tokenizer"], [args.length], 3, seed=args.seed,
                             context=models["context"])
     tp = [Prompt(r["id"], r["tier"], r["prompt"]) for r in recs]
@@ -92,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         al = {c["category"]: c["acceptance_length"] for c in rep["by_category"]}
         real = [c for c in rep["by_category"] if c["category"] != "random"]
         real_al = sum(c["new_tokens"] for c in real) / sum(c["target_calls"] for c in real)
+        figures["throughput"][engine] = {"al_by_tier": al, "real_al": real_al, "random_over_real": al["random"] / real_al}
         print(f"{engine:<14} " + "  ".join(f"{t}={_f(al.get(t))}" for t in ("low", "mixed", "high", "random"))
               + f"  random/real AL ratio = {_f(al['random'] / real_al)}")
 
@@ -117,6 +138,26 @@ def main(argv: list[str] | None = None) -> int:
             ratio = row["throughput_tokens_per_s"] / base["throughput_tokens_per_s"]
             print(f"{name:<7} {row['concurrency']:>4}  {_f(row['throughput_tokens_per_s'], '.1f'):>6}  {ratio:>14.3f}  "
                   f"{_f(row['ttft_median_s']):>8}  {_f(row['tpot_median_s'], '.4f'):>8}  {_f(row['acceptance_length'])}")
+    figures["sweep"] = {"requests": args.requests, "tokens": args.sweep_tokens, "concurrency": args.concurrency,
+                        "servers": {name: [{"concurrency": row["concurrency"],
+                                            "tokens_per_s": row["throughput_tokens_per_s"],
+                                            "ratio_to_plain": row["throughput_tokens_per_s"] / base["throughput_tokens_per_s"],
+                                            "ttft_median_s": row["ttft_median_s"], "acceptance_length": row["acceptance_length"]}
+                                           for row, base in zip(levels, sweeps["plain"], strict=True)]
+                                    for name, levels in sweeps.items()}}
+    drafted = {n: lv for n, lv in sweeps.items() if n != "plain"}
+    best = [max(drafted, key=lambda n, i=i: drafted[n][i]["throughput_tokens_per_s"]) for i in range(len(args.concurrency))]
+    figures["sweep"] |= {"best_k_by_concurrency": best, "best_k_varies": len(set(best)) > 1,
+                         "draft_al_all_present": all(r["acceptance_length"] is not None for lv in drafted.values()
+                                                     for r in lv),
+                         "plain_al_all_null": all(r["acceptance_length"] is None for r in sweeps["plain"]),
+                         "ratio_min": min(r["ratio_to_plain"] for n in drafted for r in figures["sweep"]["servers"][n]),
+                         "ratio_max": max(r["ratio_to_plain"] for n in drafted for r in figures["sweep"]["servers"][n])}
+    data = [{"name": "tiny-llama / tiny-llama-draft", "source": "zoo models trained locally (tiny; CPU)"}]
+    data.append({"name": "spec-bench", "source": f"{args.prompts} (Spec-Bench question.jsonl, real prompts, read in place)"}
+                if args.prompts else {"name": "embedded pool", "source": "the package's embedded prompt pool (project text)"})
+    data.append({"name": "random tier", "source": "SYNTHETIC random tokens (the Throughput split's random tier)"})
+    record("spec_bench", figures, data=data)
     table = report.rows([(str(out / f"run-{e}.json"), [results[e]]) for e in results]
                         + [(name, levels) for name, levels in sweeps.items()])
     try:
