@@ -19,6 +19,7 @@ import json
 import os
 import sys
 
+from _results import record
 from mlx26.core.llm import get_backend
 from mlx26.core.rpa_distill.miniwob_env import TASKS, browser_problem
 from mlx26.core.rpa_distill.pipeline import compare
@@ -51,6 +52,34 @@ def run(episodes: int, miniwob_episodes: int, with_miniwob: bool, demo_agent: st
     return rows
 
 
+def _record(rows: list[dict], args, with_miniwob: bool, problem: str | None) -> None:
+    figures: dict = {"episodes": args.episodes, "miniwob_episodes": args.miniwob_episodes, "demo_agent": args.demo_agent,
+                     "miniwob": with_miniwob, "miniwob_skipped_because": None if with_miniwob else
+                     (problem or "--no-miniwob"), "envs": {}}
+    for r in rows:
+        figures["envs"].setdefault(r["env"], {})[r["mode"]] = r
+    for prefix in ("synthetic", "miniwob"):
+        envs = {k: v for k, v in figures["envs"].items() if k.startswith(prefix + "/")}
+        if not envs:
+            continue
+        agg: dict = {"families": len(envs)}
+        for mode in ("react", "distilled", "distilled+fallback"):
+            agg[f"{mode}_success_min"] = min(e[mode]["success"] for e in envs.values())
+        for key in ("token_reduction", "reduction(+demos)"):
+            vals = [e["distilled+fallback"][key] for e in envs.values() if e["distilled+fallback"][key] is not None]
+            agg[f"{key}_min"], agg[f"{key}_max"] = (min(vals), max(vals)) if vals else (None, None)
+        tok = [e["distilled"]["tokens/solved"] for e in envs.values()]
+        agg["distilled_tokens_per_solved_max"] = max(tok) if all(v is not None for v in tok) else None
+        agg["fallbacks"] = sum(e["distilled+fallback"]["fallbacks"] or 0 for e in envs.values())
+        figures[prefix] = agg
+    data = [{"name": "synthetic families", "source": "SYNTHETIC: our in-process MiniWoB-style simulator (10 families), "
+             f"{args.episodes} held-out instances each; the anchor is a scripted ReAct policy (estimated tokens)"}]
+    if with_miniwob:
+        data.append({"name": "MiniWoB++", "source": f"the miniwob package's HTML tasks in headless Chromium, "
+                     f"{args.miniwob_episodes} held-out seeds each"})
+    record("rpa_distill" if args.demo_agent == "oracle" else f"rpa_distill_{args.demo_agent}", figures, data=data)
+
+
 def _fmt(value) -> str:
     if value is None:
         return "-"
@@ -70,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     problem = browser_problem()
     with_miniwob = not args.no_miniwob and problem is None
     rows = run(args.episodes, args.miniwob_episodes, with_miniwob, args.demo_agent)
+    _record(rows, args, with_miniwob, problem)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
