@@ -68,7 +68,7 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
 
     \b
     Examples:
-      mlx26 spike train --task salient --arch spikinglm --steps 5 --n-train 64 --n-test 32 --out spk --force -q
+      mlx26 spike train --task salient --arch spikinglm --steps 5 --n-train 64 --n-test 32 --d-model 32 --out spk --force -q
     """
     opts = S.model_options(arch, attn, das, T, neuron, theta, surrogate, norm, ternary)
     S.check_folder(out, force)
@@ -132,7 +132,7 @@ def eval_cmd(model: S.ModelOpt, test: S.TestOpt = None, n_test: Annotated[int | 
 
     \b
     Examples:
-      mlx26 spike eval --model spk --n-test 32 --format json
+      mlx26 spike train --steps 2 --n-train 16 --n-test 16 --d-model 16 --out spk -q -o /dev/null && mlx26 spike eval --model spk --format json
     """
     S.runtime(runtime)
     S.start(output, force)
@@ -176,7 +176,7 @@ def energy_cmd(model: Annotated[str | None, typer.Option("--model", "-m", help="
     \b
     Examples:
       mlx26 spike energy --table --format csv
-      mlx26 spike energy --model spk --n-test 16 --format json
+      mlx26 spike train --steps 2 --n-train 16 --n-test 16 --d-model 16 --out spk -q -o /dev/null && mlx26 spike energy --model spk --n-test 8 --format json
     """
     S.start(output, force)
     from mlx26.core.spike import energy as E
@@ -229,7 +229,7 @@ def export_cmd(model: S.ModelOpt, test: S.TestOpt = None,
 
     \b
     Examples:
-      mlx26 spike export --model spk --check 8 --force --format json
+      mlx26 spike train --steps 2 --n-train 16 --n-test 16 --d-model 16 --out spk -q -o /dev/null && mlx26 spike export --model spk --check 8 --format json
     """
     from pathlib import Path
 
