@@ -132,7 +132,7 @@ def eval_cmd(model: S.ModelOpt, test: S.TestOpt = None, n_test: Annotated[int | 
 
     \b
     Examples:
-      mlx26 spike train --steps 2 --n-train 16 --n-test 16 --d-model 16 --out spk -q -o /dev/null && mlx26 spike eval --model spk --format json
+      mlx26 spike train --steps 2 --n-train 16 --n-test 16 --d-model 16 --out spk --force -q -o /dev/null && mlx26 spike eval --model spk --format json
     """
     S.runtime(runtime)
     S.start(output, force)
@@ -176,7 +176,7 @@ def energy_cmd(model: Annotated[str | None, typer.Option("--model", "-m", help="
     \b
     Examples:
       mlx26 spike energy --table --format csv
-      mlx26 spike train --steps 2 --n-train 16 --n-test 16 --d-model 16 --out spk -q -o /dev/null && mlx26 spike energy --model spk --n-test 8 --format json
+      mlx26 spike train --steps 2 --n-train 16 --n-test 16 --d-model 16 --out spk --force -q -o /dev/null && mlx26 spike energy --model spk --n-test 8 --format json
     """
     S.start(output, force)
     from mlx26.core.spike import energy as E
@@ -229,7 +229,7 @@ def export_cmd(model: S.ModelOpt, test: S.TestOpt = None,
 
     \b
     Examples:
-      mlx26 spike train --steps 2 --n-train 16 --n-test 16 --d-model 16 --out spk -q -o /dev/null && mlx26 spike export --model spk --check 8 --format json
+      mlx26 spike train --steps 2 --n-train 16 --n-test 16 --d-model 16 --out spk --force -q -o /dev/null && mlx26 spike export --model spk --check 8 --force --format json
     """
     from pathlib import Path
 
