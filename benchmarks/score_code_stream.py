@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 
+from _results import record
 from mlx26.core.score_code import load_model
 from mlx26.core.score_code.analyzers import available, run_bandit, run_semgrep
 from mlx26.core.score_code.runtime import with_runtime
@@ -145,6 +146,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     result = run(a.lines, a.repeats)
+    rts = result["runtimes"]
+    streamed = {k: v for k, v in rts.items() if "steps" in v}
+    result["summary"] = {
+        "p95_ratio_max": max(v["p95_ratio_last_over_first"] for v in streamed.values()),
+        "p95_ratio_min": min(v["p95_ratio_last_over_first"] for v in streamed.values()),
+        "linear_p95_ms_last200_max": max(v["p95_ms_last200"] for k, v in streamed.items() if k.startswith("linear/")),
+        "runtimes_streamed": len(streamed), "runtimes_skipped": sorted(k for k, v in rts.items() if "error" in v)}
+    record("score_code_stream", {**result, "repeats": a.repeats}, data=[
+        {"name": "stdlib", "source": f"{result['file']}: Python's own standard library, read from this interpreter"},
+        {"name": "shipped PRMs", "source": "the linear and transformer PRMs shipped with score-code (small models "
+         "trained on this machine; core/score_code/models/manifest.json)"}])
     print(json.dumps(result, indent=2) if a.json else report(result))
     return 0
 
