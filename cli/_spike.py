@@ -70,11 +70,18 @@ def model_options(arch: str, attn: str | None, das: bool | None, T: int, neuron:
             "theta": theta, "surrogate": surrogate, "norm": norm, "ternary": ternary}
 
 
+def require_text(task: str) -> None:
+    """Every task but the synthetic one tokenizes text with the zoo's shipped tokenizer (transformers)."""
+    if task != "salient":
+        require("transformers", "spike")
+
+
 def test_data(record: dict, test: str | None, n_test: int | None, max_len: int | None = None):
     """The held-out data of a trained model: its GLUE ``--test`` TSV, or its built-in task regenerated."""
     from mlx26.core.spike import tasks
 
     task = record.get("task", "salient")
+    require_text(task)
     cfg = record["config"]
     if task in GLUE_TASKS:
         test = test or record.get("test_path")

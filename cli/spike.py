@@ -80,6 +80,7 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
     from mlx26.core.spike import train as TR
 
     tasks.check_task(task)
+    S.require_text(task)
     seed_everything(seed)
     data = tasks.load(task, "train", data=train_tsv, n=n_train, seed=seed, max_len=max_len)
     heldout = S.test_data({"task": task, "seed": seed, "config": {"max_len": max_len}}, test, n_test, max_len)
