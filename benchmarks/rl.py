@@ -27,6 +27,7 @@ import sys
 import time
 
 import numpy as np
+from _results import record
 
 
 def _first_solved(curve: list[tuple[int, float]], threshold: float = 475.0) -> int | None:
@@ -249,6 +250,15 @@ def main(argv: list[str] | None = None) -> int:
         for algo in ("fql", "dfql"):
             print(f"  {algo:5s} mean success {c[algo]['mean_success']}  per seed "
                   f"{[r['success'] for r in c[algo]['runs']]}")
+    name = "rl" if sorted(parts) == ["dqn", "toy"] else "rl_" + "_".join(dict.fromkeys(parts))
+    data = []
+    if "dqn" in parts:
+        data.append({"name": "CartPole-v1", "source": "gymnasium's CartPole-v1 (simulated); stable-baselines3 DQN as the anchor"})
+    if "toy" in parts or "alpha" in parts:
+        data.append({"name": "mlx26/toy-modes", "source": "SYNTHETIC: our 4-mode toy env and its generated datasets"})
+    if "cube" in parts:
+        data.append({"name": "cube-single local-oracle-v0", "source": f"SYNTHETIC: locally generated OGBench-layout data ({args.dataset})"})
+    record(name, {**report, "args": {k: getattr(args, k) for k in ("seeds", "steps", "eval_every", "alphas")}}, data=data)
     if args.json:
         print(json.dumps(report, default=str))
     return 0
