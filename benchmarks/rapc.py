@@ -59,6 +59,42 @@ def grid_part(p: float, steps: int, seed: int, episodes: int) -> dict:
     return {"p": p, "lp_optimal_cost": best["cost"], "lp_p_ra": best["p_ra"], "rapc": ours}
 
 
+def certify_part(p: float, cert_p: float, steps: int, seed: int = 0, n_check: int = 500) -> dict:
+    """`demo-rapc`'s checkpoint (ra-point, p, adaptive compensation), `rl reach-avoid certify --n-mc 200 --p cert_p`
+    on it, then every certified state re-checked with n_check independent rollouts on another seed."""
+    from mlx26.core.rl import checkpoint, runner
+    from mlx26.core.rl.envs import make_env
+    from mlx26.core.rl.nets import ActorCritic
+    from mlx26.core.rl.reach_avoid.certify import certify_checkpoint
+    from mlx26.core.rl.reach_avoid.certify_point import _batch_policy, clopper_pearson, rollout_p_ra
+
+    with tempfile.TemporaryDirectory() as out:
+        cfg = runner.build_config("rapc", "mlx26/ra-point", {"p": str(p), "compensation": "adaptive"}, steps=steps,
+                                  seed=seed, eval_episodes=50, out=out)
+        for _ in runner.run(cfg):
+            pass
+        rep = certify_checkpoint(out, n_mc=200, p=cert_p, seed=0, confidence=0.95, n_states=300)
+        state = checkpoint.load(out)
+    agent = ActorCritic(2, state["space"], tuple(state["config"]["hp"]["hidden"]))
+    agent.load_state_dict(state["models"]["agent"])
+    xs = np.asarray(rep["certified_states"])
+    check: dict = {"rollouts": n_check, "seed": 12345}
+    if len(xs):
+        hits = rollout_p_ra(make_env("mlx26/ra-point").unwrapped.model, _batch_policy(agent, state["space"]), xs,
+                            n_check, rep["mc_horizon"], np.random.default_rng(12345))
+        _, upper = clopper_pearson(hits, n_check, 0.05 / len(xs))
+        check |= {"p_hat_min": float((hits / n_check).min()), "p_hat_below_p": int((hits / n_check < cert_p).sum()),
+                  "rejected_at_confidence": int((upper < cert_p).sum())}
+    print(f"certify (ra-point checkpoint, {steps} steps, p = {cert_p}): critic claims {rep['critic_claimed']}, "
+          f"refuted {rep['critic_claims_refuted']}, certified {rep['certified']}; independent {n_check}-rollout check: "
+          f"lowest p̂ {check.get('p_hat_min')}, {check.get('p_hat_below_p')} below p, "
+          f"{check.get('rejected_at_confidence')} rejected at the stated confidence")
+    return {"p": cert_p, "train_p": p, "steps": steps, "sampled_states": rep["sampled_states"],
+            "critic_claimed": rep["critic_claimed"], "critic_claims_refuted": rep["critic_claims_refuted"],
+            "certified": rep["certified"], "confidence": rep["confidence"], "mc_n": rep["mc_n"],
+            "independent": check}
+
+
 def _summarise(rows: dict[str, list[dict]], p: float) -> tuple[dict, dict, list[str]]:
     summary: dict[str, dict] = {}
     print(f"\n{'method':34s} {'success':>8s} {'min/seed':>8s} {'unsafe':>7s} {'cost':>7s} {'wall s':>7s}  meets p?")
@@ -87,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--episodes", type=int, default=200)
     ap.add_argument("--grid-steps", type=int, default=40960)
     ap.add_argument("--reacher-steps", type=int, default=8192)
+    ap.add_argument("--certify-p", type=float, default=0.6,
+                    help="certify demo-rapc's checkpoint at this p and re-check it independently (0 skips)")
     ap.add_argument("--out", default="out/bench/rapc.json")
     args = ap.parse_args(argv)
     os.environ.setdefault("MLX26_THREADS", "1")
@@ -121,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                   f" cost {reacher['cost']:.3f} wall {reacher['wall_s']:.0f}s")
         except ModuleNotFoundError as exc:
             print(f"ra-reacher skipped: {exc} (pip install 'gymnasium[mujoco]')")
+    cert = certify_part(args.p, args.certify_p, args.steps) if args.certify_p > 0 else None
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w") as fh:
         json.dump({"args": vars(args), "cores": os.cpu_count(), "runs": rows, "summary": summary, "ratios": ratios,
@@ -132,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     if reacher:
         data.append({"name": "mlx26/ra-reacher", "source": "SYNTHETIC: MuJoCo Reacher with reach-avoid sets (simulated)"})
     record("rapc", {"args": {k: v for k, v in vars(args).items() if k != "out"}, "summary": summary, "ratios": ratios,
-                    "weighted_fails": weighted_fails, "grid": grid, "reacher": reacher,
+                    "weighted_fails": weighted_fails, "grid": grid, "reacher": reacher, "certify": cert,
                     "per_seed": {n: [{k: r[k] for k in ("success", "cost", "unsafe", "wall_s")} for r in rs]
                                  for n, rs in rows.items()}}, data=data)
     return 0
