@@ -11,7 +11,6 @@ import typer
 from mlx26.cli import _spike as S
 from mlx26.cli._errors import InputError, Mlx26Error, require
 from mlx26.cli._io import (
-    ForceOpt,
     FormatOpt,
     InputArg,
     InputFormatOpt,
@@ -23,6 +22,7 @@ from mlx26.cli._io import (
     notice,
     read_numbered,
 )
+from mlx26.core.spike.spec import GLUE_TASKS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 A = OutputFormat.auto
@@ -43,24 +43,26 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
               arch: Annotated[str, typer.Option("--arch", help="ann | snn (plain) | spikinglm (DAS + Spike2Max).")] = "spikinglm",
               attn: Annotated[str | None, typer.Option("--attn", help="softmax | spike2max | linear (default: the arch's).")] = None,
               das: Annotated[bool | None, typer.Option("--das/--no-das", help="Distribution-aware Scaling (default: on for spikinglm).")] = None,
-              T: Annotated[int, typer.Option("--T", "-T", help="Time steps.")] = 4,
-              neuron: Annotated[str, typer.Option("--neuron", help="if | lif.")] = "if",
-              theta: Annotated[float, typer.Option("--theta", help="Firing threshold θ.")] = 1.0,
-              surrogate: Annotated[str, typer.Option("--surrogate", help="atan | sigmoid surrogate gradient.")] = "atan",
+              T: Annotated[int | None, typer.Option("--T", "-T", help="Time steps (default 4; spiking archs).")] = None,
+              neuron: Annotated[str | None, typer.Option("--neuron", help="if | lif (default if).")] = None,
+              theta: Annotated[float | None, typer.Option("--theta", help="Firing threshold θ (default 1.0).")] = None,
+              surrogate: Annotated[str | None, typer.Option("--surrogate", help="atan | sigmoid surrogate gradient "
+                                                            "(default atan).")] = None,
               norm: Annotated[str, typer.Option("--norm", help="Spike2Max normalisation: pow2 (a shift) | exact.")] = "pow2",
               ternary: Annotated[bool, typer.Option("--ternary", help="Bi-directional spikes {-1, 0, 1}.")] = False,
               layers: Annotated[int, typer.Option("--layers", min=1)] = 2,
               d_model: Annotated[int, typer.Option("--d-model", min=4)] = 64,
               heads: Annotated[int, typer.Option("--heads", min=1)] = 4,
               max_len: S.MaxLenOpt = 32,
-              n_train: Annotated[int, typer.Option("--n-train", help="Training examples of a built-in task.", min=8)] = 4000,
+              n_train: Annotated[int, typer.Option("--n-train", help="Training examples of a built-in task.", min=8,
+                                                   max=200_000)] = 4000,
               n_test: S.NTestOpt = 1000,
               steps: Annotated[int, typer.Option("--steps", min=1)] = 400,
               batch: Annotated[int, typer.Option("--batch", min=1)] = 64,
               lr: Annotated[float, typer.Option("--lr", help="AdamW peak learning rate.")] = 3e-3,
               metrics: Annotated[str | None, typer.Option("--metrics", help="Write training metrics here as JSONL.",
                                                           metavar="PATH")] = None,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, force: S.ForceOpt = False,
               quiet: QuietOpt = False) -> None:
     """Train a classifier on CPU (ANN, plain SNN or SpikingLM) and evaluate it on held-out data.
 
@@ -71,6 +73,8 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
       mlx26 spike train --task salient --arch spikinglm --steps 5 --n-train 64 --n-test 32 --d-model 32 --out spk --force -q
     """
     opts = S.model_options(arch, attn, das, T, neuron, theta, surrogate, norm, ternary)
+    if not (lr > 0 and lr < float("inf")):
+        raise InputError(f"--lr must be a finite number > 0, got {lr}")
     S.check_folder(out, force)
     S.start(output, force, metrics)
     _threads()
@@ -88,7 +92,7 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
         if d.truncated:
             notice(f"spike train: {d.truncated} {what} sequences were longer than --max-len {max_len} and were "
                    "truncated", quiet)
-    model = TR.build(data, layers=layers, d_model=d_model, heads=heads, **opts)
+    model = TR.build(data, max_len=max_len, layers=layers, d_model=d_model, heads=heads, **opts)
     log_lines: list[dict] = []
 
     def log(m: dict) -> None:
@@ -99,7 +103,10 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
         info = TR.fit(model, data, steps=steps, batch=batch, lr=lr, seed=seed, log=log,
                       log_every=max(1, steps // 10), stop=stop.is_set)
     acc = TR.accuracy(TR.predict(model, heldout), heldout.labels)
-    meta = {"task": task, "seed": seed, "train_path": train_tsv, "test_path": test, "n_train": len(data), "n_test": len(heldout), "label_names": data.label_names,
+    from pathlib import Path
+
+    meta = {"task": task, "seed": seed, "train_path": train_tsv and str(Path(train_tsv).resolve()),
+            "test_path": test and str(Path(test).resolve()), "n_train": len(data), "n_test": len(heldout), "label_names": data.label_names,
             "synthetic": data.synthetic, "data": data.source, "train": {k: v for k, v in info.items()},
             "test_accuracy": acc}
     saved = TR.save(model, out, meta)
@@ -110,11 +117,11 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
             for line in log_lines:
                 fh.write(to_json(line) + "\n")
     rec = {"task": task, "synthetic": data.synthetic, "arch": arch, **{k: opts[k] for k in ("attn", "das", "T")},
-           "steps": info["steps"], "test_accuracy": acc, "train_accuracy": info["train_accuracy"],
+           "steps": info["steps"], "interrupted": info["interrupted"], "test_accuracy": acc, "train_accuracy": info["train_accuracy"],
            "dead_fraction_init": info["init"].get("dead_fraction"), "dead_fraction": info["final"].get("dead_fraction"),
            "firing_rate": info["final"].get("firing_rate"),
            "grad_norm_init": info["init"]["first_layer_grad_norm"], "params": info["params"],
-           "truncated": data.truncated + heldout.truncated, "out": out, "model_hash": saved["model_hash"]}
+           "truncated_train": data.truncated, "truncated_test": heldout.truncated, "out": out, "model_hash": saved["model_hash"]}
     emit(rec, output, fmt, force=force, title="spike train" + (" (SYNTHETIC task)" if data.synthetic else ""))
     if info["interrupted"]:
         raise Mlx26Error(f"interrupted at step {info['steps']} of {steps}; the model at that step is saved in {out}",
@@ -125,17 +132,20 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
 @app.command("eval")
 def eval_cmd(model: S.ModelOpt, test: S.TestOpt = None, n_test: Annotated[int | None, typer.Option(
                  "--n-test", help="Held-out examples of a built-in task (default: as trained).", min=1)] = None,
-             runtime: Annotated[str, typer.Option("--runtime", help="torch | onnx (onnxruntime).")] = "torch",
+             runtime: Annotated[str | None, typer.Option("--runtime", help="torch | onnx (onnxruntime); default torch, "
+                                                         "onnx when --onnx is given.")] = None,
              onnx: Annotated[str | None, typer.Option("--onnx", help="ONNX file (default: DIR/model.onnx).",
                                                       metavar="PATH")] = None,
-             output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+             output: OutputOpt = None, fmt: FormatOpt = A, force: S.ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Accuracy of a trained model on its held-out data, with firing statistics (torch) or through onnxruntime.
 
     \b
     Examples:
       mlx26 spike train --steps 2 --n-train 16 --n-test 16 --d-model 16 --out spk --force -q -o /dev/null && mlx26 spike eval --model spk --format json
     """
-    S.runtime(runtime)
+    runtime = S.runtime(runtime or ("onnx" if onnx else "torch"))
+    if onnx and runtime != "onnx":
+        raise InputError("--onnx is read only with --runtime onnx")
     S.start(output, force)
     if runtime == "onnx":
         require("onnxruntime", "onnx")
@@ -145,6 +155,8 @@ def eval_cmd(model: S.ModelOpt, test: S.TestOpt = None, n_test: Annotated[int | 
     from mlx26.core.spike import train as TR
 
     net, record = TR.load(model)
+    if n_test is not None and record.get("task") in GLUE_TASKS:
+        notice(f"spike eval: --n-test is for built-in tasks; evaluating the whole {record['task']} TSV", quiet)
     data = S.test_data(record, test, n_test)
     rec: dict = {"task": record.get("task"), "synthetic": data.synthetic, "runtime": runtime, "examples": len(data)}
     if runtime == "onnx":
@@ -167,10 +179,12 @@ def eval_cmd(model: S.ModelOpt, test: S.TestOpt = None, n_test: Annotated[int | 
 
 @app.command("energy")
 def energy_cmd(model: Annotated[str | None, typer.Option("--model", "-m", help="Model folder.", metavar="DIR")] = None,
-               test: S.TestOpt = None, n_test: Annotated[int, typer.Option("--n-test", min=1)] = 200,
+               test: S.TestOpt = None,
+               n_test: Annotated[int | None, typer.Option("--n-test", help="Held-out examples of a built-in task "
+                                                          "(default: those `eval` uses).", min=1, max=100_000)] = None,
                energy_table: S.EnergyTableOpt = None,
                table: Annotated[bool, typer.Option("--table", help="Print the per-operation cost table and exit.")] = False,
-               output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+               output: OutputOpt = None, fmt: FormatOpt = A, force: S.ForceOpt = False, quiet: QuietOpt = False) -> None:
     """MODELLED energy per sequence (45 nm table): the model from its actual spikes vs its ANN twin, and the
     attention normalisation: softmax vs Spike2Max.
 
@@ -205,7 +219,7 @@ def energy_cmd(model: Annotated[str | None, typer.Option("--model", "-m", help="
 def softmax_cmp_cmd(input: InputArg, input_format: InputFormatOpt = "auto",
                     scale: Annotated[float, typer.Option("--scale", help="Multiply scores by this before Spike2Max "
                                                          "(1.4427 = log2 e makes exact Spike2Max equal softmax).")] = 1.0,
-                    output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False) -> None:
+                    output: OutputOpt = None, fmt: FormatOpt = A, force: S.ForceOpt = False) -> None:
     """Records with a `scores` list in; softmax, spike2max (exact) and spike2max_pow2 columns out, per row.
 
     \b
@@ -215,8 +229,10 @@ def softmax_cmp_cmd(input: InputArg, input_format: InputFormatOpt = "auto",
     S.start(output, force)
     from mlx26.core.spike.cmp import compare_rows
 
-    emit(list(compare_rows(read_numbered(input, input_format, text_default="jsonl"), scale)), output, fmt,
-         force=force, title="spike softmax-cmp")
+    rows = list(compare_rows(read_numbered(input, input_format, text_default="jsonl"), scale))
+    if not rows:
+        notice("spike softmax-cmp: the input holds no records")
+    emit(rows, output, fmt, force=force, title="spike softmax-cmp")
 
 
 @app.command("export")
@@ -225,7 +241,7 @@ def export_cmd(model: S.ModelOpt, test: S.TestOpt = None,
                                                         metavar="PATH")] = None,
                check: Annotated[int, typer.Option("--check", help="Held-out inputs compared torch vs onnxruntime "
                                                   "and timed.", min=1)] = 100,
-               output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+               output: OutputOpt = None, fmt: FormatOpt = A, force: S.ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Fold DAS into its linears, export to ONNX, compare onnxruntime with torch and time both (batch 1, 1 thread).
 
     \b

@@ -32,19 +32,16 @@ def _scores(rec: dict, line: int) -> list[float]:
     if "scores" not in rec:
         raise InputError(f"record {line} has no 'scores' field", "each record needs a list: {\"scores\": [1, 2, 3]}")
     vals = _list(rec["scores"], "scores", line)
-    out = []
     for v in vals:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise InputError(f"record {line}: scores must be numbers, got {v!r}")
-        if not math.isfinite(v):
-            raise InputError(f"record {line}: scores must be finite, got {v}", "drop or mask NaN/inf scores")
-        out.append(float(v))
-    return out
+    return [float(v) for v in vals]
 
 
 def compare_rows(records: Iterable[tuple[int, dict]], scale: float = 1.0) -> Iterator[dict]:
-    if not math.isfinite(scale):
-        raise InputError(f"--scale must be finite, got {scale}")
+    """``records`` are (line number, record) pairs: ``record N`` in an error is its line in the input."""
+    if not (math.isfinite(scale) and scale > 0):
+        raise InputError(f"--scale must be a finite number > 0, got {scale}", "1.4427 (log2 e) compares with softmax")
     for line, rec in records:
         s = _scores(rec, line)
         mask = None
@@ -53,6 +50,11 @@ def compare_rows(records: Iterable[tuple[int, dict]], scale: float = 1.0) -> Ite
             if len(m) != len(s) or not all(isinstance(b, bool) or b in (0, 1) for b in m):
                 raise InputError(f"record {line}: 'mask' must be {len(s)} booleans")
             mask = torch.tensor([bool(b) for b in m])
+        bad = [v for i, v in enumerate(s) if not math.isfinite(v) and (mask is None or bool(mask[i]))]
+        if bad:
+            raise InputError(f"record {line}: scores must be finite, got {bad[0]}", "mask NaN/inf entries out with "
+                             "a 'mask' list (false = ignore) or drop them")
+        s = [v if math.isfinite(v) else 0.0 for v in s]  # masked out: never read
         x = torch.tensor(s, dtype=torch.float64)
         exact = spike2max(x * scale, "exact", mask)
         pow2 = spike2max(x * scale, "pow2", mask)

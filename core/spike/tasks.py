@@ -105,19 +105,19 @@ def _tokenizer():
     return shipped_bpe()
 
 
-def _encode(tok, texts: list[tuple[str, ...]], max_len: int) -> tuple[list[list[int]], int]:
+def _encode(tok, texts: list[tuple[str, ...]], max_len: int) -> tuple[list[list[int]], list[bool]]:
     """Token ids, segments joined by ``<|eos|>``; a pair over ``max_len`` loses tokens from the end of its
-    longer segment first (longest-first, as GLUE tooling truncates). Returns the rows and how many were cut."""
+    longer segment first (longest-first, as GLUE tooling truncates). Returns the rows and which were cut."""
     from mlx26.core.zoo.tokenization import encode_many
 
     sep = tok.eos_token_id
     parts = [encode_many(tok, [t[i] for t in texts]) for i in range(len(texts[0]))] if texts else []
-    out, cut = [], 0
+    out, cut = [], []
     for j in range(len(texts)):
         segs = [p[j] for p in parts]
         budget = max_len - (len(segs) - 1)
-        if sum(map(len, segs)) > budget:
-            cut += 1
+        cut.append(sum(map(len, segs)) > budget)
+        if cut[-1]:
             while sum(map(len, segs)) > max(budget, len(segs)):
                 k = max(range(len(segs)), key=lambda i: len(segs[i]))
                 segs[k] = segs[k][:-1]
@@ -134,10 +134,12 @@ def _lines(text: str, lo: int = 20, hi: int = 200) -> list[str]:
     return [ln.strip() for ln in text.splitlines() if lo <= len(ln.strip()) <= hi]
 
 
-def _source_lines(split: str, per_class: int, seed: int) -> tuple[list[tuple[str, ...]], list[int]]:
+def _source_lines(split: str, n: int, seed: int) -> tuple[list[tuple[str, ...]], list[int]]:
+    """``n`` lines, as balanced as ``n`` allows (the first classes get the remainder)."""
     from mlx26.core.zoo.corpora import corpus, docstrings
 
     rng = random.Random(seed)
+    per_class = -(-n // 3)
     pools: list[list[str]] = [[], [], []]
     for doc in corpus("stdlib-code").documents(split):
         prose = {ln.strip() for d in docstrings(doc.text) for ln in d.splitlines()}
@@ -156,11 +158,12 @@ def _source_lines(split: str, per_class: int, seed: int) -> tuple[list[tuple[str
     labels: list[int] = []
     for c, pool in enumerate(pools):
         pool = sorted(set(pool))
-        if len(pool) < per_class:
+        k = n // 3 + (c < n % 3)
+        if len(pool) < k:
             raise InputError(f"the {SOURCE_CLASSES[c]} corpus has only {len(pool)} usable lines in its {split} split",
                              "ask for fewer examples")
-        texts.extend((t,) for t in rng.sample(pool, per_class))
-        labels.extend([c] * per_class)
+        texts.extend((t,) for t in rng.sample(pool, k))
+        labels.extend([c] * k)
     order = list(range(len(texts)))
     rng.shuffle(order)
     return [texts[i] for i in order], [labels[i] for i in order]
@@ -188,7 +191,7 @@ def builtin(task: str, split: str, n: int, seed: int, max_len: int = 64) -> Data
                        min_len=min(SALIENT_LEN[0], max_len), max_len=min(SALIENT_LEN[1], max_len))
     tok = _tokenizer()
     if task == "source":
-        texts, labels = _source_lines(split, max(1, n // 3), seed)
+        texts, labels = _source_lines(split, n, seed)
         names: tuple[str, ...] = SOURCE_CLASSES
         src = f"source: stdlib code / stdlib prose / arithmetic lines, {split} split (REAL text)"
     elif task == "pair":
@@ -199,14 +202,14 @@ def builtin(task: str, split: str, n: int, seed: int, max_len: int = 64) -> Data
         raise unknown_name("built-in task", task, BUILTIN_TASKS)
     rows, cut = _encode(tok, texts, max_len)
     return _pack(rows, labels, names, len(tok), max_len, synthetic=False, source=src, pad_id=tok.pad_token_id,
-                 truncated=cut)
+                 cut=cut)
 
 
 def _pack(rows: list[list[int]], labels: list[int], names: tuple[str, ...], vocab: int, max_len: int, *,
-          synthetic: bool, source: str, pad_id: int = 0, truncated: int = 0) -> Dataset:
+          synthetic: bool, source: str, pad_id: int = 0, cut: list[bool] | None = None) -> Dataset:
     if not rows:
         raise InputError(f"{source}: no examples")
-    truncated += sum(len(r) > max_len for r in rows)
+    truncated = sum(len(r) > max_len or bool(cut and cut[i]) for i, r in enumerate(rows))
     n = min(max_len, max(len(r) for r in rows))
     ids = torch.full((len(rows), n), pad_id, dtype=torch.int64)
     for i, r in enumerate(rows):
@@ -221,40 +224,45 @@ def read_glue(task: str, path: str) -> tuple[list[tuple[str, ...]], list[int]]:
     """Texts and label indices of a GLUE TSV; a malformed line or an unknown label names its line."""
     if task not in GLUE_FORMATS:
         raise unknown_name("GLUE task", task, GLUE_TASKS)
-    cols, label_col, names = GLUE_FORMATS[task]
     p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{path} is a folder, not a {task} TSV")
     if not p.is_file():
         raise InputError(f"{path}: no such file")
+    try:
+        with p.open(encoding="utf-8-sig", newline="") as f:
+            return _read_glue_rows(csv.reader(f, delimiter="\t", quotechar=None), task, path)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path} is not UTF-8 text (byte {exc.start}); GLUE files are UTF-8 TSV") from None
+    except csv.Error as exc:
+        raise InputError(f"{path}: malformed TSV ({exc})") from None
+
+
+def _read_glue_rows(reader, task: str, path: str) -> tuple[list[tuple[str, ...]], list[int]]:
+    cols, label_col, names = GLUE_FORMATS[task]
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise InputError(f"{path}: empty file (expected a {task} TSV with a header row)") from None
+    missing = [c for c in (*cols, label_col) if c not in header]
+    if missing:
+        raise InputError(f"{path}:1: the header lacks {', '.join(repr(c) for c in missing)} for --task {task}",
+                         f"{task} files have the columns {', '.join((*cols, label_col))} (tab-separated)")
+    where = [header.index(c) for c in cols]
+    at = header.index(label_col)
     texts, labels = [], []
-    with p.open(encoding="utf-8-sig", newline="") as f:
-        reader = csv.reader(f, delimiter="\t", quotechar=None)
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise InputError(f"{path}: empty file (expected a {task} TSV with a header row)") from None
-        except csv.Error as exc:
-            raise InputError(f"{path}:1: not a TSV ({exc})") from None
-        missing = [c for c in (*cols, label_col) if c not in header]
-        if missing:
-            raise InputError(f"{path}:1: the header lacks {', '.join(repr(c) for c in missing)} for --task {task}",
-                             f"{task} files have the columns {', '.join((*cols, label_col))} (tab-separated)")
-        where = [header.index(c) for c in cols]
-        at = header.index(label_col)
-        try:
-            for row in reader:
-                line = reader.line_num
-                if not row or row == [""]:
-                    continue
-                if len(row) != len(header):
-                    raise InputError(f"{path}:{line}: expected {len(header)} tab-separated fields, got {len(row)}")
-                label = row[at].strip()
-                if label not in names:
-                    raise InputError(f"{path}:{line}: unknown label {label!r} for {task}",
-                                     f"{task} labels are {', '.join(names)}")
-                texts.append(tuple(row[i] for i in where))
-                labels.append(names.index(label))
-        except csv.Error as exc:
-            raise InputError(f"{path}:{reader.line_num}: malformed TSV ({exc})") from None
+    for row in reader:
+        line = reader.line_num
+        if not row or row == [""]:
+            continue
+        if len(row) != len(header):
+            raise InputError(f"{path}:{line}: expected {len(header)} tab-separated fields, got {len(row)}")
+        label = row[at].strip()
+        if label not in names:
+            raise InputError(f"{path}:{line}: unknown label {label!r} for {task}",
+                             f"{task} labels are {', '.join(names)}")
+        texts.append(tuple(row[i] for i in where))
+        labels.append(names.index(label))
     if not texts:
         raise InputError(f"{path}: no examples after the header")
     return texts, labels
@@ -265,7 +273,7 @@ def glue(task: str, path: str, max_len: int = 64) -> Dataset:
     tok = _tokenizer()
     rows, cut = _encode(tok, texts, max_len)
     return _pack(rows, labels, GLUE_FORMATS[task][2], len(tok), max_len, synthetic=False,
-                 source=f"{task} TSV {path}", pad_id=tok.pad_token_id, truncated=cut)
+                 source=f"{task} TSV {path}", pad_id=tok.pad_token_id, cut=cut)
 
 
 def load(task: str, split: str, *, data: str | None, n: int, seed: int, max_len: int) -> Dataset:

@@ -29,9 +29,11 @@ from mlx26.core.spike.spec import MODEL_FORMAT
 from mlx26.core.spike.tasks import Dataset
 
 
-def build(data: Dataset, **options) -> SpikeClassifier:
-    cfg = SpikeConfig(vocab=data.vocab, classes=len(data.label_names), max_len=int(data.ids.shape[1]),
-                      pad_id=data.pad_id, **options)
+def build(data: Dataset, max_len: int | None = None, **options) -> SpikeClassifier:
+    """A model for ``data``'s vocabulary and labels; ``max_len`` (default: the data's padded width) is the
+    longest sequence it takes — pass the user's --max-len so longer test data is truncated, not refused."""
+    cfg = SpikeConfig(vocab=data.vocab, classes=len(data.label_names),
+                      max_len=max(int(data.ids.shape[1]), max_len or 0), pad_id=data.pad_id, **options)
     return SpikeClassifier(cfg)
 
 
@@ -192,6 +194,11 @@ def load(folder: str) -> tuple[SpikeClassifier, dict]:
     except InputError:
         raise
     except Exception as exc:  # torch raises RuntimeError/KeyError/UnpicklingError for a damaged folder
-        raise InputError(f"{folder}: the weights do not load ({type(exc).__name__}: {str(exc)[:200]})") from None
+        raise InputError(f"{w_path}: the weights do not load ({type(exc).__name__}): the file is damaged or "
+                         "not from `mlx26 spike train`") from None
     model.eval()
+    if model_hash(model) != record.get("model_hash"):
+        # weights.pt from another model (or edited): the ONNX guard and every figure rely on the pair matching
+        raise InputError(f"{folder}: weights.pt does not match the model_hash in config.json",
+                         "the folder was altered; train it again or restore its weights")
     return model, record

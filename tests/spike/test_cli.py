@@ -117,6 +117,7 @@ def test_softmax_cmp_rows(run_cli, tmp_path):
     ('{"scores": []}\n', "non-empty list"),
     ('{"scores": [1, "a"]}\n', "must be numbers"),
     ('{"scores": [1, 2], "mask": [true]}\n', "'mask' must be 2 booleans"),
+    ('{"scores": [1, NaN], "mask": [false, true]}\n', "record 1: scores must be finite"),
 ])
 def test_softmax_cmp_bad_rows(run_cli, stdin, msg):
     r = run_cli("spike", "softmax-cmp", "-", stdin=stdin)
@@ -132,6 +133,10 @@ def test_softmax_cmp_bad_rows(run_cli, stdin, msg):
     (["--task", "sst2"], "reads a GLUE TSV"),
     (["--task", "cola"], "Unknown task 'cola'"),
     (["--arch", "ann", "--das"], "drop --das for --arch ann"),
+    (["--arch", "ann", "--T", "8", "--ternary"], "--T, --ternary set(s) spiking neurons"),
+    (["--T", "100000"], "more time steps"),
+    (["--lr", "nan"], "--lr must be a finite number > 0"),
+    (["--lr", "-1"], "--lr must be a finite number > 0"),
 ])
 def test_train_bad_options(run_cli, tmp_path, args, msg):
     r = run_cli("spike", "train", "--out", tmp_path / "m", *TINY, *args)
@@ -148,7 +153,7 @@ def test_glue_tsv_errors_and_truncation(run_cli, tmp_path):
                 "--max-len", "8", *TINY[:-1], "--format", "json")
     assert r.code == 0, r.stderr
     rec = json.loads(r.stdout)
-    assert rec["truncated"] > 0 and "longer than --max-len 8" in r.stderr and rec["synthetic"] is False
+    assert rec["truncated_train"] > 0 and "longer than --max-len 8" in r.stderr and rec["synthetic"] is False
     bad = tmp_path / "bad.tsv"
     bad.write_text("sentence\tlabel\ngood\t1\nbad\tneutral\n")
     r = run_cli("spike", "train", "--task", "sst2", "--train", bad, "--test", good, "--out", tmp_path / "m2", *TINY)
@@ -161,11 +166,56 @@ def test_glue_tsv_errors_and_truncation(run_cli, tmp_path):
     assert r.code == 0 and json.loads(r.stdout)["examples"] == 40
 
 
+def test_masked_nan_is_ignored_and_scale_must_be_positive(run_cli):
+    r = run_cli("spike", "softmax-cmp", "-", "--format", "json", stdin='{"scores": [1, NaN, 3], "mask": [1, 0, 1]}\n')
+    assert r.code == 0, r.stderr
+    assert json.loads(r.stdout)[0]["spike2max"][1] == 0.0
+    r = run_cli("spike", "softmax-cmp", "-", "--scale", "0", stdin='{"scores": [1]}\n')
+    assert r.code == 2 and "--scale must be a finite number > 0" in r.stderr
+
+
+def test_force_never_replaces_a_folder_that_is_not_a_model(run_cli, tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me")
+    r = run_cli("spike", "train", "--out", mine, *TINY, "--force")
+    assert r.code == 2 and "refusing to replace it" in r.stderr
+    assert (mine / "notes.txt").read_text() == "keep me"
+
+
+def test_weights_from_another_model_are_refused(run_cli, model, tmp_path):
+    import shutil
+
+    from mlx26.cli.main import main
+
+    out, _ = model
+    other = tmp_path / "other"
+    assert main(["spike", "train", "--out", str(other), *TINY, "--seed", "3", "-o", str(tmp_path / "t.json")]) == 0
+    shutil.copy(out / "config.json", other / "config.json")  # other's weights under this model's config
+    r = run_cli("spike", "eval", "--model", other)
+    assert r.code == 2 and "weights.pt does not match the model_hash" in r.stderr
+
+
+def test_test_data_longer_than_training_data_is_truncated_not_refused(run_cli, tmp_path):
+    pytest.importorskip("transformers")
+    short, long = tmp_path / "short.tsv", tmp_path / "long.tsv"
+    short.write_text("sentence\tlabel\n" + "".join(f"w{i}\t{i % 2}\n" for i in range(20)))
+    long.write_text("sentence\tlabel\n" + "".join(f"{'many words here ' * 6}\t{i % 2}\n" for i in range(20)))
+    r = run_cli("spike", "train", "--task", "sst2", "--train", short, "--test", long, "--out", tmp_path / "m",
+                "--max-len", "12", *TINY[:-1], "--format", "json")
+    assert r.code == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["truncated_train"] == 0 and rec["truncated_test"] == 20
+    r = run_cli("spike", "eval", "--model", tmp_path / "m", "--format", "json")  # the recorded (absolute) --test
+    assert r.code == 0 and json.loads(r.stdout)["truncated"] == 20
+
+
 def test_existing_out_folder_needs_force_and_bad_model_folder(run_cli, model, tmp_path):
     out, _ = model
     r = run_cli("spike", "train", "--out", out, *TINY)
-    assert r.code == 2 and "not empty" in r.stderr
+    assert r.code == 2 and "holds a spike model" in r.stderr and "--force" in r.stderr
     (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "x").write_text("")
     r = run_cli("spike", "eval", "--model", tmp_path / "junk")
     assert r.code == 2 and "not a spike model folder" in r.stderr
 
@@ -182,7 +232,7 @@ def test_ctrl_c_saves_the_model_and_exits_130(tmp_path, subprocess_env, mlx26_ex
     assert p.returncode == 130, stderr
     assert "interrupted at step" in stderr and "Traceback" not in stderr
     rec = json.loads(stdout)
-    assert 0 < rec["steps"] < 100000 and (out / "weights.pt").is_file()
+    assert rec["interrupted"] is True and 0 < rec["steps"] < 100000 and (out / "weights.pt").is_file()
 
 
 def test_entry_point_softmax_cmp(mlx26_exe, subprocess_env):

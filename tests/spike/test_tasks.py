@@ -42,6 +42,15 @@ def test_glue_formats(tmp_path):
     assert tasks.read_glue("qnli", qnli) == ([("Who?", "Him.")], [1])
 
 
+def test_glue_file_errors(tmp_path):
+    with pytest.raises(InputError, match="is a folder"):
+        tasks.read_glue("sst2", str(tmp_path))
+    p = tmp_path / "bin.tsv"
+    p.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(InputError, match=f"{p} is not UTF-8"):
+        tasks.read_glue("sst2", str(p))
+
+
 @pytest.mark.parametrize("lines,where", [
     (["sentence\tlabel", "good\t1", "bad\t0\textra"], ":3: expected 2"),
     (["sentence\tlabel", "good\tpositive"], ":2: unknown label 'positive'"),
@@ -55,16 +64,19 @@ def test_glue_errors_name_the_line(tmp_path, lines, where):
         tasks.read_glue("sst2", p)
 
 
-def test_truncation_is_counted():
+def test_truncation_is_counted_once_per_sequence():
     d = tasks._pack([[1] * 10, [1] * 3, [1] * 7], [0, 1, 0], ("a", "b"), 5, 6, synthetic=True, source="t")
     assert d.truncated == 2 and d.ids.shape == (3, 6)
     assert d.mask.sum(1).tolist() == [6, 3, 6]
+    # a pair already cut by the encoder (and still over the limit) counts once
+    d = tasks._pack([[1] * 9, [1] * 3], [0, 1], ("a", "b"), 5, 2, synthetic=True, source="t", cut=[True, True])
+    assert d.truncated == 2
 
 
 def test_builtin_text_tasks_are_balanced_and_real():
     pytest.importorskip("transformers")
-    d = tasks.builtin("source", "heldout", 60, 0, 32)
-    assert not d.synthetic and d.labels.bincount().tolist() == [20, 20, 20]
+    d = tasks.builtin("source", "heldout", 61, 0, 32)
+    assert not d.synthetic and d.labels.bincount().tolist() == [21, 20, 20]  # exactly n, as balanced as n allows
     p = tasks.builtin("pair", "heldout", 40, 0, 32)
     assert p.labels.bincount().tolist() == [20, 20]
     with pytest.raises(InputError):
@@ -78,7 +90,7 @@ def test_pairs_are_truncated_longest_segment_first():
     tok = tasks._tokenizer()
     rows, cut = tasks._encode(tok, [("word " * 40, "short line"), ("a b", "c d")], max_len=12)
     sep = tok.eos_token_id
-    assert cut == 1 and len(rows[0]) == 12 and sep in rows[0]
+    assert cut == [True, False] and len(rows[0]) == 12 and sep in rows[0]
     tail = rows[0][rows[0].index(sep) + 1:]
     from mlx26.core.zoo.tokenization import encode_plain
 
