@@ -8,9 +8,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 import mlx26.core  # noqa: F401  # first: moves the checkout root behind site-packages (core/_import_path.py)
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
