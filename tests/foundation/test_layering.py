@@ -6,7 +6,8 @@ Rules (each has a self-test below that feeds the checker a violating source and 
 * ``common``: core/common imports no other mlx26.core package (``mlx26.core._version`` is fine).
 * ``method``: a package core/<m>/ imports only mlx26.core.common, .zoo, .llm, mlx26.kernels, mlx26.fpga,
   mlx26.core._version and itself; other pairs need an entry in ``ALLOWED_CROSS`` with a reason.
-* ``core-top``: core/__init__.py and core/_version.py import no mlx26 module but ``mlx26.core._version``.
+* ``core-top``: core/__init__.py and core/_version.py import no mlx26 module but ``mlx26.core._version`` and
+  ``mlx26.core._import_path`` (standard library only: keeps a checkout root from shadowing installed packages).
 * ``backend``: kernels/ imports only mlx26.core.common and itself; fpga/ likewise (neither imports the other).
 * ``private``: no module imports a ``_name`` from another module (mlx26 or third-party; the standard
   library's ``os._exit``-style names are exempt), nor reads ``module._name`` of another mlx26 module
@@ -150,7 +151,8 @@ def check(sources: dict[str, str]) -> list[str]:
                 if parts[0] == "core" and parts[-1] == "spec.py" and imp.top and root not in sys.stdlib_module_names:
                     out.append(f"spec: {where} imports {mod}")
                 continue
-            if parts[0] == "core" and package is None and mod != "mlx26.core._version":
+            if parts[0] == "core" and package is None and mod not in ("mlx26.core._version",
+                                                                       "mlx26.core._import_path"):
                 out.append(f"core-top: {where} imports {mod}")
             if package == "mlx26.core.common" and _within(mod, "mlx26.core") and not (
                     _within(mod, package) or mod in ("mlx26.core", "mlx26.core._version")):
