@@ -107,7 +107,7 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
 
     meta = {"task": task, "seed": seed, "train_path": train_tsv and str(Path(train_tsv).resolve()),
             "test_path": test and str(Path(test).resolve()), "n_train": len(data), "n_test": len(heldout), "label_names": data.label_names,
-            "synthetic": data.synthetic, "data": data.source, "train": {k: v for k, v in info.items()},
+            "synthetic": data.synthetic, "data": data.source, "train": info,
             "test_accuracy": acc}
     saved = TR.save(model, out, meta)
     if metrics:

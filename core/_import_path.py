@@ -23,12 +23,6 @@ def _is_checkout_root(entry: str) -> bool:
 
 def demote_checkout_root() -> list[str]:
     """Move checkout roots to the end of ``sys.path``; returns the entries moved."""
-    if "kernels" in sys.modules and not getattr(sys.modules["kernels"], "__file__", "").startswith(
-            tuple(os.path.abspath(p) for p in sys.path if p and not _is_checkout_root(p))):
-        # our folder was already imported as `kernels`: forget it so the real package can load
-        mod = sys.modules["kernels"]
-        if _is_checkout_root(os.path.dirname(os.path.dirname(getattr(mod, "__file__", "") or ""))):
-            del sys.modules["kernels"]
     moved = [p for p in sys.path if _is_checkout_root(p)]
     for p in moved:
         sys.path.remove(p)
