@@ -7,10 +7,11 @@ metrics.jsonl and checkpoint.pt.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
-from mlx26.cli._errors import BackendMissing, require
+from mlx26.cli._errors import BackendMissing, InputError, require
 from mlx26.cli._io import (
     ConfigOpt,
     PrintConfigOpt,
@@ -48,7 +49,9 @@ def train_rl(
     set_: Annotated[list[str] | None, typer.Option("--set", help="Hyperparameter key=value; repeatable.")] = None,
     out: Annotated[str | None, typer.Option("--out", help="Run folder [default: runs/<algo>-<env>-s<seed>].",
                                             metavar="DIR")] = None,
-    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its checkpoint.")] = False,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its checkpoint (its stored "
+                                         "options; --steps N extends it); a folder without one restarts its "
+                                         "config from step 0.")] = False,
     eval_every: Annotated[int, typer.Option("--eval-every", help="Evaluate + checkpoint every N steps (0 = end).")] = 0,
     eval_episodes: Annotated[int, typer.Option("--eval-episodes", help="Episodes per evaluation (the FQL "
                                                "reference's 50).")] = 50,
@@ -68,7 +71,9 @@ def train_rl(
     reconstruction), rapc (reach-avoid with certificates, reconstruction) and its baselines
     ppo-lag and ppo --reward weighted (envs mlx26/ra-grid, ra-point, ra-reacher, ra-hopper). --set k=v (repeatable) and --config FILE (keys = option names; `set` is a
     list of "k=v") override hyperparameters; unknown keys are errors. --show-hparams lists them.
-    MLX26_THREADS sets torch threads (default 1).
+    MLX26_THREADS sets torch threads (default 1). Ctrl-C (or SIGTERM) saves a checkpoint of the step
+    in progress and exits 130; --resume continues from it (dqn, fql and dfql exactly as an
+    uninterrupted run; ppo, rapc and ppo-lag from the last finished update with fresh episodes).
 
     \b
     Examples:
@@ -81,56 +86,75 @@ def train_rl(
     """
     if print_config_requested(ctx, print_config):
         return
-    require("gymnasium", "rl")
-    require("torch", "torch")
-    from mlx26.core.rl import checkpoint, registry, runner
-    from mlx26.core.rl.envs import resolve_env_id
-    from mlx26.core.rl.hparams import hp_help, parse_assignments
+    from mlx26.core.common.interrupts import stop_requested
 
-    if show_hparams:
-        for row in hp_help(registry.module(algo).Hyperparams):
-            emit_raw(to_json(row) + "\n")
-        return
-    if env is None:
-        from mlx26.core.rl.formats import minari_env_id
+    with stop_requested() as stop:  # from here on, Ctrl-C is a request to stop and keep the work
+        require("gymnasium", "rl")
+        require("torch", "torch")
+        from mlx26.core.rl import checkpoint, registry, runner
+        from mlx26.core.rl.envs import resolve_env_id
+        from mlx26.core.rl.hparams import hp_help, parse_assignments
 
-        env = (minari_env_id(dataset) if dataset else None) or "CartPole-v1"
-        if dataset and env != "CartPole-v1":
-            notice(f"--env {env} (from the Minari dataset's metadata)", quiet)
-    if env.startswith("ogbench:"):
-        require("ogbench", "ogbench")
-    if device == "cuda":
-        import torch
+        if show_hparams:
+            for row in hp_help(registry.module(algo).Hyperparams):
+                emit_raw(to_json(row) + "\n")
+            return
+        if env is None:
+            from mlx26.core.rl.formats import minari_env_id
 
-        if not torch.cuda.is_available():
-            raise BackendMissing("--device cuda: torch sees no CUDA device.", hint="use --device cpu")
-    overrides = parse_assignments(set_ or [])
-    for key, value in (("online_steps", online_steps), ("alpha", alpha), ("flow_steps", flow_steps),
-                       ("reward", reward), ("w_goal", w_goal), ("w_unsafe", w_unsafe)):
-        if value is not None:
-            overrides[key] = value
-    out = out or f"runs/{algo}-{env.replace('/', '_').replace(':', '_')}-s{seed}"
-    if resume:
-        stored = runner.prepare_out(out, resume=True)
-        cfg = runner.config_from_stored(stored, out=out, steps=steps if steps > stored["steps"] else None)
-        cfg.resume_state = checkpoint.load(out)
-        notice(f"resuming {cfg.algo} on {cfg.env} from step {cfg.resume_state['step']} to {cfg.steps}", quiet)
-    else:
-        env_id, env_notice = resolve_env_id(env)
-        if env_notice:
-            notice(env_notice, quiet)
-        cfg = runner.build_config(algo, env_id, overrides, steps=steps, seed=seed, eval_every=eval_every,
-                                  eval_episodes=eval_episodes, device=device, dataset=dataset, rescale=rescale,
-                                  reach_avoid={"goal": goal, "unsafe": unsafe, "cost": cost},
-                                  out=out)
-        runner.prepare_out(out, force=force)
-        for warning in cfg.warnings:
-            notice(f"warning: {warning}", quiet)
-        if cfg.env_defaults:
-            notice(f"{cfg.algo} on {cfg.env}: the reference's per-env defaults "
-                   + ", ".join(f"{k}={v}" for k, v in cfg.env_defaults.items())
-                   + " (config.json 'env_defaults'; --alpha / --set override them)", quiet)
-    runner.write_config(out, cfg)
-    for record in progress(runner.run(cfg), description=f"{cfg.algo} {cfg.env}", quiet=quiet):
-        emit_raw(to_json(record) + "\n")
-    notice(f"run folder: {out}", quiet)
+            env = (minari_env_id(dataset) if dataset else None) or "CartPole-v1"
+            if dataset and env != "CartPole-v1":
+                notice(f"--env {env} (from the Minari dataset's metadata)", quiet)
+        if env.startswith("ogbench:"):
+            require("ogbench", "ogbench")
+        if device == "cuda":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise BackendMissing("--device cuda: torch sees no CUDA device.", hint="use --device cpu")
+        overrides = parse_assignments(set_ or [])
+        for key, value in (("online_steps", online_steps), ("alpha", alpha), ("flow_steps", flow_steps),
+                           ("reward", reward), ("w_goal", w_goal), ("w_unsafe", w_unsafe)):
+            if value is not None:
+                overrides[key] = value
+        out = out or f"runs/{algo}-{env.replace('/', '_').replace(':', '_')}-s{seed}"
+        if resume:
+            stored = runner.prepare_out(out, resume=True)
+            state = checkpoint.load(out) if (Path(out) / checkpoint.NAME).is_file() else None
+            at = state["step"] if state else 0
+            given = getattr(ctx.get_parameter_source("steps"), "name", "DEFAULT") != "DEFAULT"
+            if given and steps <= at:
+                raise InputError(f"--steps {steps} does not go beyond the checkpoint in {out} (step {at})",
+                                 "leave --steps out to finish the stored run, or give a larger number")
+            cfg = runner.config_from_stored(stored, out=out, steps=steps if given else None)
+            cfg.resume_state = state
+            runner.trim_logs(out, at)
+            if state is None:
+                notice(f"no checkpoint in {out} yet: running its stored config ({cfg.algo} on {cfg.env}, seed "
+                       f"{cfg.seed}) from step 0 to {cfg.steps}", quiet)
+            elif at >= cfg.steps:
+                notice(f"the run in {out} is complete (step {at} of {cfg.steps}); give a larger --steps to extend it",
+                       quiet)
+                return
+            else:
+                notice(f"resuming {cfg.algo} on {cfg.env} from step {at} to {cfg.steps}", quiet)
+        else:
+            env_id, env_notice = resolve_env_id(env)
+            if env_notice:
+                notice(env_notice, quiet)
+            cfg = runner.build_config(algo, env_id, overrides, steps=steps, seed=seed, eval_every=eval_every,
+                                      eval_episodes=eval_episodes, device=device, dataset=dataset, rescale=rescale,
+                                      reach_avoid={"goal": goal, "unsafe": unsafe, "cost": cost},
+                                      out=out)
+            runner.prepare_out(out, force=force)
+            for warning in cfg.warnings:
+                notice(f"warning: {warning}", quiet)
+            if cfg.env_defaults:
+                notice(f"{cfg.algo} on {cfg.env}: the reference's per-env defaults "
+                       + ", ".join(f"{k}={v}" for k, v in cfg.env_defaults.items())
+                       + " (config.json 'env_defaults'; --alpha / --set override them)", quiet)
+        runner.write_config(out, cfg)
+        cfg.stop = stop.is_set  # SIGINT/SIGTERM: checkpoint the step in progress, exit 130
+        for record in progress(runner.run(cfg), description=f"{cfg.algo} {cfg.env}", quiet=quiet):
+            emit_raw(to_json(record) + "\n")
+        notice(f"run folder: {out}", quiet)

@@ -9,6 +9,8 @@ from typing import Any
 
 from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.common.files import atomic_path
+from mlx26.core.common.interrupts import Interrupted
+from mlx26.core.common.interrupts import interrupted as _interrupted
 
 NAME = "checkpoint.pt"
 
@@ -77,3 +79,16 @@ def load(path: str | os.PathLike) -> dict[str, Any]:
     if not isinstance(state, dict) or "algo" not in state or "models" not in state:
         raise InputError(f"{p} is not an mlx26 RL checkpoint")
     return state
+
+
+def saved_step(out: str | os.PathLike | None) -> int | None:
+    """The step of the checkpoint in run folder ``out`` (None when there is none)."""
+    if not out or not (Path(out) / NAME).is_file():
+        return None
+    return safe_torch_load(Path(out) / NAME).get("step")
+
+
+def interrupted(cfg: Any, step: int, total: int) -> Interrupted:
+    """The exit-130 error for a run stopped at ``step``: where its checkpoint is and how to continue."""
+    out = cfg.out or "."
+    return _interrupted(step, total, saved_step(cfg.out), out, f"mlx26 train rl --out {out} --resume")

@@ -3,10 +3,14 @@
 * :func:`build_config` — algorithm + env + overrides → a validated :class:`TrainConfig`
   (unknown hyperparameters fail here, before any work);
 * :func:`prepare_out` — refuses a non-empty run folder unless ``force`` (which removes only
-  the files a run writes) or ``resume`` (which reloads ``config.json`` and the checkpoint);
+  the files a run writes) or ``resume`` (which reloads ``config.json``; a folder without a
+  checkpoint — a run stopped before its first one — restarts from step 0 with that config);
+* :func:`trim_logs` — on resume, drops the records written after the checkpoint's step;
 * :func:`run` — iterates the algorithm's ``train(cfg)``, appends each record to
   ``metrics.jsonl`` and stops with :class:`Divergence` (exit 1) at the first non-finite loss,
-  leaving the last good checkpoint in place.
+  leaving the last good checkpoint in place. On SIGINT/SIGTERM (``cfg.stop``) the algorithm writes a
+  checkpoint of the step it finished and raises ``Interrupted`` (exit 130); an algorithm without
+  ``HANDLES_STOP`` is stopped at its next record and the message names its last checkpoint.
 """
 
 from __future__ import annotations
@@ -53,16 +57,24 @@ def build_config(algo: str, env: str, overrides: Mapping[str, Any] | None = None
 
 def prepare_out(out: str, *, force: bool = False, resume: bool = False,
                 hint: str = "add --force to start over, or --resume to continue it") -> dict[str, Any] | None:
-    """Make the run folder ready; on ``resume`` return the stored config dict."""
+    """Make the run folder ready; on ``resume`` return the stored config dict (see :func:`resume_point`)."""
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--out {out} exists and is not a folder")
     present = [n for n in RUN_FILES if (folder / n).exists()]
     if resume:
-        if not (folder / "config.json").is_file() or not (folder / checkpoint.NAME).is_file():
-            raise InputError(f"nothing to resume in {out}: it needs config.json and {checkpoint.NAME}",
-                             "start a new run without --resume")
-        return json.loads((folder / "config.json").read_text())
+        if not folder.is_dir():
+            raise InputError(f"nothing to resume: the run folder {out} does not exist",
+                             "give the folder of an earlier run with --out DIR, or start a new run without --resume")
+        if not (folder / "config.json").is_file():
+            raise InputError(f"nothing to resume in {out}: it has no config.json, so it is not a `train rl` run folder",
+                             "start a new run there without --resume" + (" (add --force to replace "
+                                                                         + ", ".join(present) + ")" if present else ""))
+        try:
+            return json.loads((folder / "config.json").read_text())
+        except ValueError as exc:
+            raise InputError(f"cannot read {folder / 'config.json'}: {exc}",
+                             "start over with --force (without --resume)") from None
     if present and not force:
         raise InputError(f"refusing to overwrite the run in {out} ({', '.join(present)})", hint)
     for name in present:
@@ -75,6 +87,40 @@ def prepare_out(out: str, *, force: bool = False, resume: bool = False,
                 shutil.rmtree(folder / name)
     folder.mkdir(parents=True, exist_ok=True)
     return None
+
+
+def _after(value: str, step: int) -> bool:
+    try:
+        return float(value) > step
+    except ValueError:
+        return False
+
+
+def trim_logs(out: str, step: int) -> int:
+    """Drop the records after ``step`` from ``metrics.jsonl`` and ``metrics.csv`` (a run killed after its
+    last checkpoint wrote them; the resumed run writes them again). Returns how many were dropped."""
+    import csv
+    import io
+
+    from mlx26.core.rl.logs import CSV_NAME
+
+    dropped = 0
+    path = Path(out) / "metrics.jsonl"
+    if path.is_file():
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [ln for ln in lines if ln.strip() and (json.loads(ln).get("step") or 0) <= step]
+        dropped = len([ln for ln in lines if ln.strip()]) - len(kept)
+        if dropped:
+            atomic_write(path, "".join(kept))
+    path = Path(out) / CSV_NAME
+    if path.is_file():
+        rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"), newline="")))
+        kept_rows = rows[:1] + [r for r in rows[1:] if r and not _after(r[0], step)]
+        if len(kept_rows) != len(rows):
+            buf = io.StringIO()
+            csv.writer(buf).writerows(kept_rows)
+            atomic_write(path, buf.getvalue())
+    return dropped
 
 
 def config_from_stored(stored: dict[str, Any], **changes: Any) -> TrainConfig:
@@ -108,6 +154,7 @@ def run(cfg: TrainConfig, tensorboard: bool = True) -> Iterator[dict[str, Any]]:
     from mlx26.core.rl.logs import RunLogger
 
     train = registry.train_fn(cfg.algo)
+    handles_stop = getattr(registry.module(cfg.algo), "HANDLES_STOP", False)
     log = open(Path(cfg.out) / "metrics.jsonl", "a", encoding="utf-8") if cfg.out else None
     logger = RunLogger(cfg.out, tensorboard=tensorboard) if cfg.out else None
     ckpt = Path(cfg.out or ".") / checkpoint.NAME
@@ -134,6 +181,8 @@ def run(cfg: TrainConfig, tensorboard: bool = True) -> Iterator[dict[str, Any]]:
             if logger is not None:
                 logger.write(record)
             yield record
+            if not handles_stop and cfg.stop is not None and cfg.stop():  # an algorithm that cannot checkpoint
+                raise checkpoint.interrupted(cfg, int(record.get("step") or 0), cfg.steps)  # on demand
     except checkpoint.Divergence as exc:
         if "checkpoint kept" in str(exc) or "no checkpoint" in str(exc):
             raise

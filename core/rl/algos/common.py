@@ -1,7 +1,10 @@
-"""Helpers every algorithm file uses: device, seeding, RNG state for resume, eval + checkpoint cadence."""
+"""Helpers every algorithm file uses: device, seeding, RNG state for resume, eval + checkpoint cadence,
+stopping on a signal (:func:`stop_now`, :func:`interrupt`) and rebuilding an env mid-episode
+(:class:`EpisodeLog`), so that a resumed run continues exactly where the checkpoint was taken."""
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -74,3 +77,62 @@ def check_finite(step: int, **losses: float) -> None:
         if not np.isfinite(value):
             raise checkpoint.Divergence(f"training diverged at step {step}: {name} = {value}"
                                         + "; the last good checkpoint (if any) is kept")
+
+
+def stop_now(cfg: TrainConfig) -> bool:
+    """Whether a stop was requested (SIGINT/SIGTERM through ``cfg.stop``)."""
+    return cfg.stop is not None and bool(cfg.stop())
+
+
+def interrupt(cfg: TrainConfig, step: int, total: int, state: dict[str, Any] | None) -> None:
+    """Save ``state`` (None: the checkpoint of this step is already written) and raise ``Interrupted`` (exit 130)."""
+    if cfg.out and state is not None:
+        checkpoint.save(cfg.out, state)
+    raise checkpoint.interrupted(cfg, step, total)
+
+
+class EpisodeLog:
+    """Wraps ``env.reset``/``env.step`` and remembers how the current episode began — the reset seed, or
+    the env's RNG state just before an unseeded reset — and the actions taken since. :meth:`restore`
+    replays them on a fresh env, which puts a gymnasium env (its dynamics depend only on its
+    ``np_random`` and the actions) back in the state it had at the checkpoint: the resumed run then
+    sees the same transitions as an uninterrupted one. The replayed observation is checked against the
+    stored one; a mismatch (an env with hidden randomness) returns None and the caller starts afresh."""
+
+    def __init__(self, env):
+        self.env = env
+        self.seed: int | None = None
+        self.rng: dict | None = None
+        self.actions: list[np.ndarray] = []
+
+    def reset(self, seed: int | None = None):
+        self.seed, self.actions = seed, []
+        self.rng = None if seed is not None else copy.deepcopy(self.env.unwrapped.np_random.bit_generator.state)
+        return self.env.reset(seed=seed)
+
+    def step(self, action):
+        self.actions.append(np.array(action, copy=True))
+        return self.env.step(action)
+
+    def state(self, obs) -> dict[str, Any]:
+        actions = np.stack(self.actions) if self.actions else np.zeros(0)
+        return {"seed": self.seed, "rng": self.rng, "actions": actions, "obs": np.array(obs, copy=True)}
+
+    def restore(self, s: dict[str, Any]):
+        """Replay the stored episode; the observation it ends on, or None when it does not match."""
+        if s.get("seed") is None:
+            self.env.reset(seed=0)  # creates the env's np_random, then put back the stored state
+            self.env.unwrapped.np_random.bit_generator.state = s["rng"]
+            obs, _ = self.env.reset()
+        else:
+            obs, _ = self.env.reset(seed=int(s["seed"]))
+        for a in s["actions"]:
+            obs, *_ = self.env.step(a.item() if np.ndim(a) == 0 else a)
+        self.seed, self.rng, self.actions = s.get("seed"), s.get("rng"), [np.asarray(a) for a in s["actions"]]
+        if np.array_equal(np.asarray(obs), np.asarray(s["obs"])):
+            return obs
+        import warnings
+
+        warnings.warn("the env did not replay to the checkpoint's observation (randomness outside its np_random?); "
+                      "resuming from a fresh episode, so the run will differ from an uninterrupted one", stacklevel=2)
+        return None

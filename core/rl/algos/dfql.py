@@ -107,3 +107,6 @@ def load_policy(state: dict, env) -> flow.FlowPolicy:
 
 def train(cfg: TrainConfig) -> Iterator[dict]:
     yield from flow.train_loop(cfg, DFQLAgent)
+
+
+HANDLES_STOP = True  # flow.train_loop polls cfg.stop and writes its own checkpoint

@@ -5,7 +5,13 @@ side-by-side benchmark compares like with like): Adam 2.3e-3, batch 64, 100k buf
 warm-up steps, 128 gradient steps every 256 env steps, hard target update every 10 env steps,
 ε decaying 1 → 0.04 over 16% of the run, Huber loss, gradient-norm clip 10, a 256-256 MLP.
 Discrete action spaces only. Truncated episodes bootstrap (only true terminations cut the target).
+
+A checkpoint holds everything the loop carries — networks, optimiser, replay buffer, every RNG,
+the episode in progress (rebuilt by replaying its actions, :class:`~.common.EpisodeLog`), the
+recent returns and the last loss — so ``--resume`` after Ctrl-C (or from any ``--eval-every``
+checkpoint) produces the same records and weights as an uninterrupted run with the same seed.
 """
+
 
 from __future__ import annotations
 
@@ -20,6 +26,8 @@ from mlx26.core.common.errors import InputError
 from mlx26.core.rl.algos import common
 from mlx26.core.rl.hparams import TrainConfig, doc
 from torch import nn
+
+HANDLES_STOP = True  # train() polls cfg.stop and writes its own checkpoint
 
 
 @dataclass
@@ -148,7 +156,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
     opt = torch.optim.Adam(q.parameters(), lr=hp.lr)
     buffer = Replay(hp.buffer_size, obs_dim)
     rng = np.random.default_rng(cfg.seed)
-    start = 0
+    start, progress = 0, None
     if cfg.resume_state:
         s = cfg.resume_state
         q.load_state_dict(s["models"]["q"])
@@ -157,24 +165,39 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
         buffer.load(s["buffer"])
         rng.bit_generator.state = s["np_rng"]
         common.set_rng_state(s["rng"])
-        start = s["step"]
+        start, progress = s["step"], s.get("progress")
     due = common.eval_points(cfg, cfg.steps)
-    obs, _ = env.reset(seed=cfg.seed + start)
-    episode_return, recent, loss_value = 0.0, list[float](), float("nan")
+    episode = common.EpisodeLog(env)
+    obs = episode.restore(progress["episode"]) if progress else None
+    if obs is not None:  # the env is back mid-episode, as at the checkpoint: the run continues exactly
+        episode_return, recent, loss_value = progress["episode_return"], list(progress["recent"]), progress["loss"]
+    else:  # a fresh run (or a checkpoint written before progress was stored)
+        obs, _ = episode.reset(seed=cfg.seed + start)
+        episode_return, recent, loss_value = 0.0, list[float](), float("nan")
+
+    def snapshot(step: int) -> dict:
+        return {**common.base_state(cfg, step, env), "models": {"q": q.state_dict(), "target": target.state_dict()},
+                "optim": opt.state_dict(), "buffer": buffer.state(), "np_rng": rng.bit_generator.state,
+                "rng": common.rng_state(),
+                "progress": {"episode": episode.state(obs), "episode_return": episode_return, "recent": list(recent),
+                             "loss": loss_value}}
+
+    if common.stop_now(cfg) and start < cfg.steps:  # a signal during start-up
+        common.interrupt(cfg, start, cfg.steps, snapshot(start))
     for step in range(start + 1, cfg.steps + 1):
         if rng.random() < epsilon(hp, step, cfg.steps):
             action = int(rng.integers(env.action_space.n))
         else:
             with torch.no_grad():
                 action = int(q(torch.as_tensor(obs, dtype=torch.float32, device=device)[None]).argmax().item())
-        next_obs, reward, terminated, truncated, _ = env.step(action)
+        next_obs, reward, terminated, truncated, _ = episode.step(action)
         buffer.add(np.ravel(obs), action, reward, np.ravel(next_obs), terminated)
         episode_return += float(reward)
         obs = next_obs
         if terminated or truncated:
             recent = (recent + [episode_return])[-20:]
             episode_return = 0.0
-            obs, _ = env.reset()
+            obs, _ = episode.reset()
         if step > hp.learning_starts and step % hp.train_freq == 0:
             for _ in range(hp.gradient_steps):
                 o, a, r, o2, d = buffer.sample(hp.batch_size, rng, device)
@@ -199,7 +222,6 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
                    "epsilon": round(epsilon(hp, step, cfg.steps), 4),
                    "episode_return": float(np.mean(recent)) if recent else None}
         if due(step):
-            state = {**common.base_state(cfg, step, env), "models": {"q": q.state_dict(), "target": target.state_dict()},
-                     "optim": opt.state_dict(), "buffer": buffer.state(), "np_rng": rng.bit_generator.state,
-                     "rng": common.rng_state()}
-            yield from common.evaluate_and_save(cfg, step, GreedyPolicy(q, device), eval_env, state)
+            yield from common.evaluate_and_save(cfg, step, GreedyPolicy(q, device), eval_env, snapshot(step))
+        if step < cfg.steps and common.stop_now(cfg):  # SIGINT/SIGTERM: keep this step's state, exit 130
+            common.interrupt(cfg, step, cfg.steps, None if due(step) else snapshot(step))

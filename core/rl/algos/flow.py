@@ -295,17 +295,41 @@ def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
     policy = FlowPolicy(agent, data.action_scale, data.action_offset, device)
     act_gen = torch.Generator(device="cpu").manual_seed(cfg.seed + 1)
     due = common.eval_points(cfg, total)
+    episode = common.EpisodeLog(env)
     obs, ep_ret, returns = None, 0.0, list[float]()
+    progress = (cfg.resume_state or {}).get("progress")
+    if progress:  # written by this version: the RNGs of validation and online noise, the episode in progress
+        val_rng.bit_generator.state = progress["val_rng"]
+        act_gen.set_state(progress["act_gen"])
+        ep_ret, returns = progress["ep_ret"], list(progress["returns"])
+        if progress["episode"] is not None:
+            obs = episode.restore(progress["episode"])
+            if obs is None:
+                ep_ret = 0.0
+
+    def snapshot(step: int) -> dict:
+        n0 = len(data)
+        return {**common.base_state(cfg, step, eval_env), "models": {"agent": agent.state_dict()},
+                "optim": {"critic": agent.critic_opt.state_dict(), "actor": agent.actor_opt.state_dict()},
+                "np_rng": rng.bit_generator.state, "rng": common.rng_state(),
+                "action_scale": data.action_scale.tolist(), "action_offset": data.action_offset.tolist(),
+                "online": {k: v[n0:buffer.size] for k, v in buffer.arrays.items()},
+                "progress": {"val_rng": val_rng.bit_generator.state, "act_gen": act_gen.get_state(),
+                             "episode": None if obs is None else episode.state(obs), "ep_ret": ep_ret,
+                             "returns": list(returns)}}
+
+    if start < total and common.stop_now(cfg):  # a signal during start-up
+        common.interrupt(cfg, start, total, snapshot(start))
     for step in range(start + 1, total + 1):
         online = step > cfg.steps
         if online:
             if obs is None:
-                obs, _ = env.reset(seed=cfg.seed + step)
+                obs, _ = episode.reset(seed=cfg.seed + step)
             noise = torch.randn(1, act_dim, generator=act_gen).to(device)
             with torch.no_grad():
                 a = agent.policy_actions(torch.as_tensor(np.asarray(obs, np.float32)[None], device=device), noise)
             a = a[0].cpu().numpy()
-            next_obs, reward, terminated, truncated, _ = env.step(a * data.action_scale + data.action_offset)
+            next_obs, reward, terminated, truncated, _ = episode.step(a * data.action_scale + data.action_offset)
             buffer.add(observations=np.ravel(obs), actions=a, next_observations=np.ravel(next_obs),
                        rewards=reward, masks=0.0 if terminated else 1.0)
             ep_ret += float(reward)
@@ -323,10 +347,6 @@ def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
                 rec["episode_return"] = float(np.mean(returns))
             yield rec
         if due(step):
-            n0 = len(data)
-            state = {**common.base_state(cfg, step, eval_env), "models": {"agent": agent.state_dict()},
-                     "optim": {"critic": agent.critic_opt.state_dict(), "actor": agent.actor_opt.state_dict()},
-                     "np_rng": rng.bit_generator.state, "rng": common.rng_state(),
-                     "action_scale": data.action_scale.tolist(), "action_offset": data.action_offset.tolist(),
-                     "online": {k: v[n0:buffer.size] for k, v in buffer.arrays.items()}}
-            yield from common.evaluate_and_save(cfg, step, policy, eval_env, state)
+            yield from common.evaluate_and_save(cfg, step, policy, eval_env, snapshot(step))
+        if step < total and common.stop_now(cfg):  # SIGINT/SIGTERM: keep this step's state, exit 130
+            common.interrupt(cfg, step, total, None if due(step) else snapshot(step))

@@ -19,6 +19,8 @@ from mlx26.core.rl.hparams import TrainConfig, doc
 from mlx26.core.rl.nets import ActorCritic, DeterministicPolicy, load_actor_critic_policy
 from torch import nn
 
+HANDLES_STOP = True  # train() polls cfg.stop at update boundaries and writes its own checkpoint
+
 
 @dataclass
 class Hyperparams:
@@ -119,6 +121,13 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
     next_obs = torch.as_tensor(next_obs, dtype=torch.float32, device=device).reshape(hp.num_envs, -1)
     act_shape = () if space["discrete"] else (space["action_dim"],)
     ep_ret, finished = np.zeros(hp.num_envs), list[float]()
+
+    def snapshot(update: int) -> dict:
+        return {**common.base_state(cfg, update * batch, eval_env), "update": update,
+                "models": {"agent": agent.state_dict()}, "optim": opt.state_dict(), "rng": common.rng_state()}
+
+    if start < n_updates and common.stop_now(cfg):  # a signal during start-up
+        common.interrupt(cfg, start * batch, n_updates * batch, snapshot(start))
     for update in range(start + 1, n_updates + 1):
         if hp.anneal_lr:
             opt.param_groups[0]["lr"] = hp.lr * (1.0 - (update - 1.0) / n_updates)
@@ -184,6 +193,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
         yield {"step": step, "phase": "train", "policy_loss": float(pg_loss.item()), "value_loss": float(v_loss.item()),
                "entropy": float(entropy.mean().item()), "episode_return": float(np.mean(finished)) if finished else None}
         if due(step) or update == n_updates:
-            state = {**common.base_state(cfg, step, eval_env), "update": update,
-                     "models": {"agent": agent.state_dict()}, "optim": opt.state_dict(), "rng": common.rng_state()}
-            yield from common.evaluate_and_save(cfg, step, DeterministicPolicy(agent, space), eval_env, state)
+            yield from common.evaluate_and_save(cfg, step, DeterministicPolicy(agent, space), eval_env,
+                                                snapshot(update))
+        if update < n_updates and common.stop_now(cfg):  # SIGINT/SIGTERM after a finished update: exit 130
+            common.interrupt(cfg, step, n_updates * batch, None if due(step) else snapshot(update))

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from mlx26.core.rl.hparams import TrainConfig
 from mlx26.core.rl.reach_avoid.rapc import ConstrainedHyperparams, check_config, constrained_ppo, load_policy
 
-__all__ = ["Hyperparams", "check_config", "load_policy", "train"]
+__all__ = ["HANDLES_STOP", "Hyperparams", "check_config", "load_policy", "train"]
+
+HANDLES_STOP = True  # the shared constrained_ppo() loop checkpoints on SIGINT/SIGTERM
 
 
 @dataclass

@@ -37,6 +37,7 @@ from mlx26.core.rl.reach_avoid.projection import project_conflicting
 from mlx26.core.rl.reach_avoid.wrappers import REQUIRED_KEYS
 from torch import nn
 
+HANDLES_STOP = True  # constrained_ppo() polls cfg.stop at update boundaries and writes its own checkpoint
 COMPENSATIONS = ("none", "horizon", "adaptive")
 J_ESTIMATES = ("critic", "returns")
 
@@ -165,6 +166,14 @@ def constrained_ppo(cfg: TrainConfig, lagrangian: bool) -> Iterator[dict]:
     def v_ra(x: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(ra_critic(x).squeeze(-1))
 
+    def snapshot(update: int, lam: float) -> dict:
+        return {**common.base_state(cfg, update * batch, eval_env), "update": update, "lambda": lam,
+                "models": {"agent": agent.state_dict(), "ra_critic": ra_critic.state_dict()},
+                "optim": opt.state_dict(), "rng": common.rng_state()}
+
+    if start < n_updates and common.stop_now(cfg):  # a signal during start-up
+        common.interrupt(cfg, start * batch, n_updates * batch, snapshot(start, lam))
+
     for update in range(start + 1, n_updates + 1):
         T, E = hp.num_steps, hp.num_envs
         obs_b = torch.zeros((T, E, obs_dim), device=device)
@@ -280,7 +289,7 @@ def constrained_ppo(cfg: TrainConfig, lagrangian: bool) -> Iterator[dict]:
                "unsafe": float(np.mean([f["unsafe"] for f in finished])) if finished else None,
                "episode_cost": float(np.mean([f["cost"] for f in finished])) if finished else None}
         if due(step) or update == n_updates:
-            state = {**common.base_state(cfg, step, eval_env), "update": update, "lambda": lam,
-                     "models": {"agent": agent.state_dict(), "ra_critic": ra_critic.state_dict()},
-                     "optim": opt.state_dict(), "rng": common.rng_state()}
-            yield from common.evaluate_and_save(cfg, step, DeterministicPolicy(agent, space), eval_env, state)
+            yield from common.evaluate_and_save(cfg, step, DeterministicPolicy(agent, space), eval_env,
+                                                snapshot(update, lam))
+        if update < n_updates and common.stop_now(cfg):  # SIGINT/SIGTERM after a finished update: exit 130
+            common.interrupt(cfg, step, n_updates * batch, None if due(step) else snapshot(update, lam))
