@@ -36,6 +36,11 @@ CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\(")
 DEFAULT_DIM = 1 << 18
 DEFAULT_WINDOW = 256
 SCOPES = ("window", "function")
+LAYOUTS = ("mixed", "split")
+# ``split`` layout: each namespace hashes into its own slice of [0, dim) (offset, size as fractions
+# of dim), so the few taint features never share a weight with the hundreds of thousands of
+# n-grams, and each namespace can be regularised on its own (``region_of``).
+REGIONS = {"step": (0, 1 / 2), "context": (1 / 2, 1 / 8), "calls": (5 / 8, 1 / 4), "taint": (7 / 8, 1 / 8)}
 
 _HASH_CACHE: dict[str, int] = {}
 
@@ -47,6 +52,56 @@ def _h(text: str) -> int:
         if len(_HASH_CACHE) < 500_000:
             _HASH_CACHE[text] = value
     return value
+
+
+_LEXEMES = re.compile(
+    r"""(?P<tq>[rRbBuUfF]{0,2}(?:\"\"\"[\s\S]*?(?:\"\"\"|\Z)|'''[\s\S]*?(?:'''|\Z)))"""
+    r"""|(?P<sq>[rRbBuUfF]{0,2}(?:"(?:\\.|[^"\\\n])*"?|'(?:\\.|[^'\\\n])*'?))"""
+    r"|(?P<comment>#[^\n]*)")
+
+
+class CodeOnly:
+    """Comments and docstrings removed from consecutive steps (a docstring may span steps).
+
+    Prose says nothing about what code does, and its n-grams are what a small model memorises
+    from a few hundred training functions (a docstring mentioning "absolute path" flagged stdlib
+    files as path traversal). String literals inside expressions stay: SQL inside them matters.
+    A triple-quoted string that starts a line is taken for a docstring. Newlines are kept.
+    """
+
+    def __init__(self) -> None:
+        self.open_quote: str | None = None  # a docstring left open by the previous step
+
+    def __call__(self, text: str) -> str:
+        if self.open_quote is not None:
+            end = text.find(self.open_quote)
+            if end < 0:
+                return "\n" * text.count("\n")
+            text = "\n" * text.count("\n", 0, end) + text[end + 3:]
+            self.open_quote = None
+        return _LEXEMES.sub(self._replace, text)
+
+    def _replace(self, m: re.Match) -> str:
+        if m.group("comment") is not None:
+            return ""
+        body = m.group("tq")
+        if body is None:
+            return m.group(0)
+        text = m.string
+        if text[text.rfind("\n", 0, m.start()) + 1:m.start()].strip():
+            return body  # a triple-quoted literal inside an expression: code, kept
+        quote = body.lstrip("rRbBuUfF")[:3]
+        if len(body.lstrip("rRbBuUfF")) < 6 or not body.endswith(quote):
+            self.open_quote = quote  # unterminated in this step: the docstring goes on in the next
+        return "\n" * body.count("\n")
+
+
+def region_of(index: int, dim: int) -> str:
+    """The namespace an index of the ``split`` layout belongs to."""
+    for name, (offset, size) in REGIONS.items():
+        if index < int(dim * (offset + size)):
+            return name
+    return "taint"
 
 
 def tokens(text: str) -> list[str]:
@@ -76,13 +131,22 @@ class StepFeaturizer:
     """
 
     def __init__(self, dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW, *, scope: str = "window",
-                 taint: bool = False):
+                 taint: bool = False, layout: str = "mixed"):
         if dim < 2 or dim & (dim - 1):
             raise InputError(f"feature dimension must be a power of two, got {dim}.")
         if scope not in SCOPES:
             raise InputError(f"unknown context scope '{scope}'", "choose one of: " + ", ".join(SCOPES))
+        if layout not in LAYOUTS:
+            raise InputError(f"unknown feature layout '{layout}'", "choose one of: " + ", ".join(LAYOUTS))
+        if layout == "split" and dim < 64:
+            raise InputError(f"the split feature layout needs dim >= 64, got {dim}.")
+        self.layout = layout
+        self.code_only = CodeOnly() if layout == "split" else None
+        # (offset, mask) per namespace; in the mixed layout every namespace spans the whole space.
+        self._slots = {name: (int(dim * off), int(dim * size) - 1) if layout == "split" else (0, dim - 1)
+                       for name, (off, size) in REGIONS.items()}
         self.scope = scope
-        self.taint = TaintState() if taint else None
+        self.taint = TaintState(origin=layout == "split") if taint else None
         self._def_indent: int | None = None
         self.dim = dim
         self.mask = dim - 1
@@ -121,19 +185,21 @@ class StepFeaturizer:
     def _parts(self, text: str) -> tuple[set[int], set[int], set[int]]:
         if self.scope == "function" or self.taint is not None:
             self._new_scope(text)
-        m = self.mask
+        if self.code_only is not None:
+            text = self.code_only(text)
+        (so, sm), (co, cm), (xo, xm), (to, tm) = self._slots.values()
         cache = _HASH_CACHE
         hs = [cache[t] if t in cache else _h(t) for t in TOKEN.findall(text)]
-        step = {(h * 3 + 1) & m for h in hs}
-        step.update((((a * 1_000_003) ^ b) * 3) & m for a, b in zip(hs, hs[1:], strict=False))
-        ctx_new = {(h * 3 + 2) & m for h in hs}
+        step = {so + ((h * 3 + 1) & sm) for h in hs}
+        step.update(so + ((((a * 1_000_003) ^ b) * 3) & sm) for a, b in zip(hs, hs[1:], strict=False))
+        ctx_new = {co + ((h * 3 + 2) & cm) for h in hs}
         call_hashes = {_h(c) for c in calls(text)}
-        conj = {((((a * 2_654_435_761) ^ b) * 7) + 5) & m for a in call_hashes for b in self._context_calls}
+        conj = {xo + (((((a * 2_654_435_761) ^ b) * 7) + 5) & xm) for a in call_hashes for b in self._context_calls}
         if self.taint is not None:
             for name in self.taint.step(text):
                 t = _h("t:" + name)
-                conj.add(((t * 11) + 3) & m)
-                conj.update(((((t * 2_654_435_761) ^ c) * 13) + 9) & m for c in call_hashes)
+                conj.add(to + (((t * 11) + 3) & tm))
+                conj.update(to + (((((t * 2_654_435_761) ^ c) * 13) + 9) & tm) for c in call_hashes)
         return step | conj | {0}, ctx_new, call_hashes
 
     def __call__(self, text: str) -> list[int]:
@@ -203,8 +269,8 @@ class StepFeaturizer:
 
 
 def featurize(texts: Iterable[str], dim: int = DEFAULT_DIM, window: int = DEFAULT_WINDOW, *, scope: str = "window",
-              taint: bool = False) -> Iterator[list[int]]:
-    fz = StepFeaturizer(dim, window, scope=scope, taint=taint)
+              taint: bool = False, layout: str = "mixed") -> Iterator[list[int]]:
+    fz = StepFeaturizer(dim, window, scope=scope, taint=taint, layout=layout)
     for text in texts:
         yield fz(text)
 

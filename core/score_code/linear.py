@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mlx26.core.common.errors import InputError
-from mlx26.core.score_code.features import DEFAULT_DIM, DEFAULT_WINDOW, StepFeaturizer, csr
+from mlx26.core.score_code.features import DEFAULT_DIM, DEFAULT_WINDOW, REGIONS, StepFeaturizer, csr
 
 
 @dataclass
@@ -26,10 +26,15 @@ class LinearPRM:
     kind: str = "linear"
     scope: str = "window"
     taint: bool = False
+    layout: str = "mixed"
+
+    def featurizer(self) -> StepFeaturizer:
+        """A fresh featuriser with this model's settings (one per file or stream)."""
+        return StepFeaturizer(self.dim, self.window, scope=self.scope, taint=self.taint, layout=self.layout)
 
     def score_steps(self, texts: Sequence[str]) -> tuple[list[float], bool]:
         """Step scores in [−1, 1] and whether the context window was exceeded."""
-        fz = StepFeaturizer(self.dim, self.window, scope=self.scope, taint=self.taint)
+        fz = self.featurizer()
         out = []
         for text in texts:
             z = fz.dot(text, self.weights)
@@ -45,37 +50,45 @@ class LinearPRM:
     def to_arrays(self) -> dict:
         import numpy as np
 
-        return {"weights": np.asarray(self.weights, dtype=np.float32), "dim": np.int64(self.dim),
-                "window": np.int64(self.window), "scope": np.str_(self.scope), "taint": np.bool_(self.taint)}
+        arrays = {"weights": np.asarray(self.weights, dtype=np.float32), "dim": np.int64(self.dim),
+                  "window": np.int64(self.window), "scope": np.str_(self.scope), "taint": np.bool_(self.taint)}
+        if self.layout != "mixed":  # absent for the earlier layout, so earlier models keep their hashes
+            arrays["layout"] = np.str_(self.layout)
+        return arrays
 
     @classmethod
     def from_arrays(cls, arrays) -> LinearPRM:
         scope = str(arrays["scope"]) if "scope" in arrays else "window"  # models before the real-code pass
         taint = bool(arrays["taint"]) if "taint" in arrays else False
+        layout = str(arrays["layout"]) if "layout" in arrays else "mixed"  # models before the second real-code pass
         return cls([float(x) for x in arrays["weights"].astype("float64")], int(arrays["dim"]), int(arrays["window"]),
-                   scope=scope, taint=taint)
+                   scope=scope, taint=taint, layout=layout)
 
 
 def feature_rows(step_texts: Sequence[Sequence[str]], dim: int, window: int, scope: str = "window",
-                 taint: bool = False) -> list[list[int]]:
+                 taint: bool = False, layout: str = "mixed") -> list[list[int]]:
     rows = []
     for texts in step_texts:
-        fz = StepFeaturizer(dim, window, scope=scope, taint=taint)
+        fz = StepFeaturizer(dim, window, scope=scope, taint=taint, layout=layout)
         rows += [fz(t) for t in texts]
     return rows
 
 
 def train_linear(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[int]], *, dim: int = DEFAULT_DIM,
-                 window: int = DEFAULT_WINDOW, l2: float = 1e-4, max_iter: int = 300, scope: str = "window",
-                 taint: bool = False, weights: Sequence[float] | None = None) -> tuple[LinearPRM, dict]:
+                 window: int = DEFAULT_WINDOW, l2: float | dict[str, float] = 1e-4, max_iter: int = 300,
+                 scope: str = "window", taint: bool = False, weights: Sequence[float] | None = None,
+                 layout: str = "mixed") -> tuple[LinearPRM, dict]:
     """Fit on files given as step texts with 0/1 step labels (1 = vulnerable).
 
     ``weights``: one weight per sequence (e.g. to keep a synthetic augmentation a minority).
+    ``l2``: one strength, or one per namespace of the ``split`` layout (:data:`features.REGIONS`).
     """
     import numpy as np
     from scipy.optimize import minimize
 
-    rows = feature_rows(step_texts, dim, window, scope, taint)
+    if isinstance(l2, dict) and (layout != "split" or set(l2) != set(REGIONS)):
+        raise InputError("per-namespace l2 needs the split layout and one value for each of: " + ", ".join(REGIONS))
+    rows = feature_rows(step_texts, dim, window, scope, taint, layout)
     y = np.asarray([v for ls in labels for v in ls], dtype=np.float64)
     if len(rows) != len(y):
         raise InputError("labels and steps differ in number.")
@@ -86,6 +99,11 @@ def train_linear(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[
     # (same optimum, and L-BFGS-B on 2^18 coordinates would spend most of its time on zeros).
     active = np.unique(full.indices)
     X = full[:, active]
+    if isinstance(l2, dict):
+        bounds = np.array([int(dim * (off + size)) for off, size in REGIONS.values()])
+        penalty = np.asarray(list(l2.values()), dtype=np.float64)[np.searchsorted(bounds, active, side="right")]
+    else:
+        penalty = np.full(len(active), float(l2))
     pos = y.sum()
     sw = np.where(y == 1, 0.5 / pos, 0.5 / (len(y) - pos))  # class-balanced, sums to 1
     if weights is not None:
@@ -99,8 +117,8 @@ def train_linear(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[
         m = np.where(y == 1, -z, z)
         ll = np.logaddexp(0, m)
         p = 1 / (1 + np.exp(-z))
-        grad = X.T @ (sw * (p - y)) + 2 * l2 * w
-        return float(sw @ ll + l2 * w @ w), grad
+        grad = X.T @ (sw * (p - y)) + 2 * penalty * w
+        return float(sw @ ll + penalty @ (w * w)), grad
 
     res = minimize(loss, np.zeros(len(active)), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
     w = np.zeros(dim)
@@ -108,5 +126,5 @@ def train_linear(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[
     acc = float(((full @ w > 0) == (y == 1)).mean())
     info = {"steps": len(y), "vulnerable_steps": int(pos), "iterations": int(res.nit), "final_loss": float(res.fun),
             "train_step_accuracy": acc, "nonzero_weights": int((np.abs(w) > 1e-8).sum()), "active_features": len(active),
-            "l2": l2, "scope": scope, "taint": taint}
-    return LinearPRM(w.tolist(), dim, window, scope=scope, taint=taint), info
+            "l2": l2, "scope": scope, "taint": taint, "layout": layout}
+    return LinearPRM(w.tolist(), dim, window, scope=scope, taint=taint, layout=layout), info

@@ -53,11 +53,8 @@ def feature_hash(model) -> str:
     """A fingerprint of the featurisation ``model`` expects, computed by running it on fixed code."""
     h = hashlib.sha256()
     if model.kind == "linear":
-        from mlx26.core.score_code.features import StepFeaturizer
-
-        settings = {"dim": model.dim, "window": model.window, "scope": model.scope, "taint": model.taint}
-        h.update(json.dumps(settings, sort_keys=True).encode())
-        fz = StepFeaturizer(model.dim, model.window, scope=model.scope, taint=model.taint)
+        h.update(json.dumps(model_settings(model), sort_keys=True).encode())
+        fz = model.featurizer()
         for text in _PROBE * 2:  # twice: the context part of the rows is exercised too
             h.update(json.dumps(fz(text)).encode())
     else:
@@ -82,7 +79,10 @@ def model_hash(model) -> str:
 
 def model_settings(model) -> dict[str, Any]:
     if model.kind == "linear":
-        return {"dim": model.dim, "window": model.window, "scope": model.scope, "taint": model.taint}
+        settings = {"dim": model.dim, "window": model.window, "scope": model.scope, "taint": model.taint}
+        if model.layout != "mixed":  # absent for the earlier layout, so earlier exports keep their hashes
+            settings["layout"] = model.layout
+        return settings
     from dataclasses import asdict
 
     return asdict(model.config)
@@ -112,7 +112,7 @@ GRAPH_DOC = {
         "pad both with index dim (a zero weight) and sign 0. ctx0 = the context sum carried in (0 at file start; "
         "when streaming, the previous call's last ctx). score = -tanh((sum w[own] + ctx)/2) with ctx = ctx0 + "
         "cumsum(sum sign*w[delta]). Indices come from mlx26.core.score_code.features.StepFeaturizer(dim, window, "
-        "scope=, taint=).delta(step_text) with the settings in the metadata."),
+        "scope=, taint=, layout=).delta(step_text) with the settings in the metadata (layout absent: mixed)."),
     "transformer": (
         "mlx26 score-code transformer PRM. ids (1, L): token ids of one window (encode_steps in "
         "mlx26.core.score_code.transformer: regex tokens CRC32-hashed into vocab buckets + 3, NEWLINE=1 between "

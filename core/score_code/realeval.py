@@ -15,7 +15,8 @@ ours (the paper evaluates an LLM PRM on its own benchmarks); every figure is on 
 * **Ranking**: the fixed version's aggregate is strictly above the vulnerable one's (analyzers:
   strictly fewer findings); ties are counted apart.
 * **False alarms on ordinary code**: a seeded sample of standard-library modules (no tests,
-  no idlelib/lib2to3/site-packages, ≤ 3000 lines), judged file by file. These files are
+  no idlelib/lib2to3/site-packages, ≤ 3000 lines) from the ``test`` part of :func:`stdlib_part`
+  (the other 30 % may calibrate thresholds), judged file by file. These files are
   *ordinary code, assumed benign*: what any system flags there is counted as a false alarm,
   and the analyzers' findings there are not ground truth.
 * **Robustness**: 10 vulnerable + 10 fixed SVEN test functions (seeded choice); a verdict
@@ -39,6 +40,7 @@ import random
 import sysconfig
 import time
 import warnings
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,11 +272,28 @@ def stdlib_files(root: str | Path | None = None) -> list[Path]:
     return out
 
 
-def stdlib_sample(n: int = 200, seed: int = 0, root: str | Path | None = None) -> list[Path]:
-    """A seeded sample of :func:`stdlib_files` (sorted by path; same seed, same files)."""
+STDLIB_PARTS = ("test", "calibration", "all")
+STDLIB_CALIBRATION_SHARE = 30  # percent of modules, chosen by a hash of the module's path
+
+
+def stdlib_part(relative: str) -> str:
+    """``calibration`` or ``test``: a fixed split of the standard library by module path.
+
+    Training never reads the standard library; a PRM's threshold may be calibrated on the
+    ``calibration`` modules, and false alarms are then counted on ``test`` modules only.
+    """
+    share = zlib.crc32(relative.replace("\\", "/").encode()) % 100
+    return "calibration" if share < STDLIB_CALIBRATION_SHARE else "test"
+
+
+def stdlib_sample(n: int = 200, seed: int = 0, root: str | Path | None = None, part: str = "test") -> list[Path]:
+    """A seeded sample of :func:`stdlib_files` in one part of the split (sorted by path; same seed, same files)."""
     if n < 0:
         raise InputError(f"--stdlib-files must be ≥ 0, got {n}.")
-    files = stdlib_files(root)
+    if part not in STDLIB_PARTS:
+        raise InputError(f"unknown standard-library part '{part}'", "choose one of: " + ", ".join(STDLIB_PARTS))
+    base = Path(root or sysconfig.get_paths()["stdlib"])
+    files = [f for f in stdlib_files(base) if part == "all" or stdlib_part(f.relative_to(base).as_posix()) == part]
     picked = random.Random(seed).sample(range(len(files)), min(n, len(files)))
     return [files[i] for i in sorted(picked)]
 
@@ -316,7 +335,7 @@ def _pick(n: int, k: int, rng: random.Random) -> list[int]:
 
 def evaluate_real(pairs: Sequence[sven.Pair], models: dict[str, Any], rules: dict[str, Rule], *,
                   mode: str = "block", analyzers: Sequence[str] = ANALYZERS, stdlib_n: int = 200, seed: int = 0,
-                  stdlib_root: str | Path | None = None,
+                  stdlib_root: str | Path | None = None, stdlib_part: str = "test",
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """All real-code figures for the PRMs in ``models`` (with their ``rules``) and the analyzers."""
     say = progress or (lambda _m: None)
@@ -341,7 +360,7 @@ def evaluate_real(pairs: Sequence[sven.Pair], models: dict[str, Any], rules: dic
         if r is not None:
             renamed[key] = texts[f"rename/{key}"] = r[0]
     stdlib_root_path = Path(stdlib_root or sysconfig.get_paths()["stdlib"])
-    sample = stdlib_sample(stdlib_n, seed, stdlib_root_path) if stdlib_n else []
+    sample = stdlib_sample(stdlib_n, seed, stdlib_root_path, part=stdlib_part) if stdlib_n else []
     for path in sample:
         texts[f"stdlib/{path.relative_to(stdlib_root_path)}"] = decode(path.read_bytes(), str(path)).text
     found = _analyze(names, texts, say)
@@ -415,7 +434,8 @@ def evaluate_real(pairs: Sequence[sven.Pair], models: dict[str, Any], rules: dic
 
     # False alarms on ordinary stdlib code.
     false_alarms: dict[str, Any] = {"note": BENIGN_NOTE, "stdlib": str(stdlib_root_path), "files": len(std_keys),
-                                    "lines": sum(len(split_lines(texts[k])) for k in std_keys), "seed": seed}
+                                    "lines": sum(len(split_lines(texts[k])) for k in std_keys), "seed": seed,
+                                    "part": stdlib_part}
     for system in systems:
         flagged = [k[len("stdlib/"):] for k in std_keys if verdict(system, k)]
         false_alarms[system] = {"flagged": len(flagged), "rate": round(len(flagged) / len(std_keys), 4)

@@ -9,14 +9,24 @@ function-scoped context and the taint features of :mod:`taint` for the linear on
   function with the lines its fix deletes or replaces as the vulnerable steps (an insertion-only
   fix marks the line where the fix inserts its guard), and the fixed function, all safe.
 * **Ordinary code**: whole files of installed libraries (a fixed list of packages; the Python
-  standard library is *not* used — it is the false-alarm test), every step labelled safe. This
-  is an assumption (such code is mostly benign), recorded as such in the manifest.
+  standard library is *not* trained on — it is the false-alarm test), every step labelled safe.
+  This is an assumption (such code is mostly benign), recorded as such in the manifest.
 * **Synthetic** files of :mod:`corpus`, a minority (their weight in the loss is capped).
 
-The operating threshold is calibrated, not assumed: on the ``calibration`` split of SVEN
-(repositories disjoint from both) and on files of *other* installed packages, the threshold on
-the aggregate maximises function-level F1 subject to at most ``max_false_alarm`` of those
-files flagged. It is written to the manifest, which ``detect`` and ``eval`` read.
+The operating threshold is calibrated, not assumed, on ordinary code in two groups: files of
+*other* installed packages, and the ``calibration`` part of the standard library (30 % of its
+modules by a hash of the path, :func:`realeval.stdlib_part`; false alarms are counted on the
+other 70 % only). With ``calibration_rule="recall"`` (the default since the second pass) it is
+the most permissive threshold that flags at most ``max_false_alarm`` of the files in *each*
+group (a Neyman–Pearson operating point); ``"f1"`` maximises F1 on SVEN's ``calibration`` split
+under that cap, which on 43 pairs moved the threshold far more than the false-alarm quantile
+did. The function-level F1 on the calibration pairs is reported either way. The threshold is
+written to the manifest, which ``detect`` and ``eval`` read.
+
+Featurisation of the shipped linear model (second pass, ours): the ``split`` layout of
+:mod:`features` (comments and docstrings dropped from the lexical features, one hash region per
+namespace) with the taint namespace regularised 10x less (:data:`REAL_L2`), and taint features
+that tell input-API origin from parameters (:class:`taint.TaintState` ``origin``).
 """
 
 from __future__ import annotations
@@ -30,6 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from mlx26.core.common.errors import InputError
+from mlx26.core.score_code.realeval import stdlib_sample
+from mlx26.core.score_code.source import decode
 from mlx26.core.score_code.sven import Pair, dedented, load_pairs, split, split_summary
 
 FIT_PACKAGES = ("requests", "click", "jinja2", "starlette", "httpx", "peewee.py", "playhouse", "huggingface_hub",
@@ -39,6 +51,15 @@ FIT_PACKAGES = ("requests", "click", "jinja2", "starlette", "httpx", "peewee.py"
 CALIBRATION_PACKAGES = ("attr", "dateutil", "markdown_it", "packaging", "filelock", "boltons", "glom", "pluggy",
                         "structlog", "jsonschema", "idna", "certifi")
 MAX_LINES = 3000
+CALIBRATION_RULES = ("f1", "recall")
+# The shipped linear model's featurisation and regularisation (second real-code pass): the split
+# layout over 2^20 weights, the taint namespace regularised 10x less than the lexical ones, so
+# the few data-flow features are not drowned by hundreds of thousands of n-grams. Chosen on the
+# calibration split (SVEN calibration F1 and ranking at the operating point), not on SVEN val.
+REAL_DIM = 1 << 20
+REAL_L2 = {"step": 1e-4, "context": 1e-4, "calls": 1e-4, "taint": 1e-5}
+# Aggregates tried for ranking (fixed over vulnerable), chosen on the calibration pairs.
+RANK_AGGREGATES = (("softmax", 0.1), ("softmax", 0.3), ("softmax", 1.0), ("lse", 0.5), ("lse", 2.0), ("mean", 0.1))
 
 
 def vulnerable_lines(pair: Pair) -> list[int]:
@@ -98,27 +119,43 @@ def file_records(files: Sequence[Path]) -> list[dict[str, Any]]:
             for f in files]
 
 
-def calibrate(vulnerable: Sequence[float], safe: Sequence[float], benign_files: Sequence[float], *,
-              max_false_alarm: float = 0.03) -> dict[str, Any]:
-    """The threshold (verdict: aggregate ≤ threshold) with the best F1 under the false-alarm cap."""
-    candidates = sorted(set(vulnerable) | set(safe) | set(benign_files) | {0.0})
+def calibrate(vulnerable: Sequence[float], safe: Sequence[float],
+              benign_files: Sequence[float] | dict[str, Sequence[float]], *,
+              max_false_alarm: float = 0.03, rule: str = "f1") -> dict[str, Any]:
+    """The threshold (verdict: aggregate ≤ threshold) under a false-alarm cap on ordinary files.
+
+    ``benign_files``: aggregates of ordinary files, one list or several named groups; the cap
+    holds in every group (the worst group's rate is reported as ``file_false_alarm``).
+    ``rule``: ``f1`` takes the threshold with the best F1 on the labelled functions; ``recall``
+    the most permissive one under the cap (a Neyman–Pearson operating point: it depends on the
+    hundreds of ordinary files, not on a few dozen labelled pairs, so it varies less).
+    """
+    if rule not in CALIBRATION_RULES:
+        raise InputError(f"unknown calibration rule '{rule}'", "choose one of: " + ", ".join(CALIBRATION_RULES))
+    groups = benign_files if isinstance(benign_files, dict) else {"files": benign_files}
+    every = [a for g in groups.values() for a in g]
+    candidates = sorted(set(vulnerable) | set(safe) | set(every) | {0.0})
     best: dict[str, Any] | None = None
     for t in candidates:
-        fa = sum(a <= t for a in benign_files) / max(len(benign_files), 1)
+        rates = {name: sum(a <= t for a in g) / max(len(g), 1) for name, g in groups.items()}
+        fa = max(rates.values(), default=0.0)
         if fa > max_false_alarm:
             continue
         tp = sum(a <= t for a in vulnerable)
         fp = sum(a <= t for a in safe)
         fn = len(vulnerable) - tp
         f1 = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-        if best is None or f1 > best["f1"] + 1e-12:
+        if best is None or (f1 > best["f1"] + 1e-12 if rule == "f1" else t > best["threshold"]):
             best = {"threshold": t, "f1": round(f1, 4), "precision": round(tp / (tp + fp), 4) if tp + fp else 0.0,
-                    "recall": round(tp / len(vulnerable), 4) if vulnerable else 0.0, "file_false_alarm": round(fa, 4)}
+                    "recall": round(tp / len(vulnerable), 4) if vulnerable else 0.0, "file_false_alarm": round(fa, 4),
+                    "file_false_alarm_by_group": {k: round(v, 4) for k, v in rates.items()}}
     if best is None:
         best = {"threshold": min(candidates) - 1e-6, "f1": 0.0, "precision": 0.0, "recall": 0.0,
                 "file_false_alarm": 0.0}
     best["max_false_alarm"] = max_false_alarm
-    best["n"] = {"vulnerable": len(vulnerable), "safe": len(safe), "benign_files": len(benign_files)}
+    best["rule"] = rule
+    best["n"] = {"vulnerable": len(vulnerable), "safe": len(safe), "benign_files": len(every),
+                 "benign_files_by_group": {k: len(g) for k, g in groups.items()}}
     return best
 
 
@@ -147,10 +184,12 @@ def _digest(records: Sequence[dict[str, Any]]) -> str:
 
 def train_real(sven_dir: str | Path, out_dir: str | Path, *, models: Sequence[str] = ("linear",), seed: int = 0,
                epochs: int = 8, synthetic_files: int = 200, synthetic_weight: float = 0.3,
-               per_package: int = 40, max_false_alarm: float = 0.02, agg: str = "softmax", tau: float = 0.1,
-               l2: float = 1e-4, fit_packages: Sequence[str] = FIT_PACKAGES, library_weight: float = 1.0,
-               sven_weight: float = 1.0, rank_aggregates: Sequence[tuple[str, float]] = (
-                   ("softmax", 0.1), ("lse", 2.0), ("mean", 0.1)),
+               per_package: int = 40, max_false_alarm: float = 0.03, agg: str = "softmax", tau: float = 0.1,
+               l2: float | dict[str, float] | None = None, layout: str = "split", dim: int | None = REAL_DIM,
+               fit_packages: Sequence[str] = FIT_PACKAGES, calibration_packages: Sequence[str] = CALIBRATION_PACKAGES,
+               library_weight: float = 1.0,
+               sven_weight: float = 1.0, rank_aggregates: Sequence[tuple[str, float]] = RANK_AGGREGATES,
+               stdlib_calibration_files: int = 150, calibration_rule: str = "recall",
                progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Train on real code into ``out_dir`` (models + manifest with the calibrated thresholds)."""
     from mlx26.core.score_code.aggregate import aggregate
@@ -162,7 +201,10 @@ def train_real(sven_dir: str | Path, out_dir: str | Path, *, models: Sequence[st
     parts = split(pairs)
     fit = sven_records(parts["fit"])
     library = file_records(library_files(fit_packages, per_package=per_package))
-    calib_files = library_files(CALIBRATION_PACKAGES, per_package=per_package)
+    calib_files = library_files(calibration_packages, per_package=per_package)
+    # Ordinary code like the false-alarm test's: standard-library modules of the calibration part
+    # only (realeval.stdlib_part); the test counts false alarms on the other part.
+    stdlib_calib = stdlib_sample(stdlib_calibration_files, seed, part="calibration")
     if not library or not calib_files:
         raise InputError("no installed library code found for the ordinary-code part of training",
                          f"expected packages such as {', '.join(FIT_PACKAGES[:4])} under {site_packages()}")
@@ -182,8 +224,11 @@ def train_real(sven_dir: str | Path, out_dir: str | Path, *, models: Sequence[st
             "synthetic_files": {"n": len(synthetic), "seed": seed, "loss_weight": synthetic_weight},
             "loss_weights": {"sven": sven_weight, "library": library_weight, "synthetic": synthetic_weight},
             "records": len(records), "records_sha256": _digest(records), "python": sys.version.split()[0]}
+    if l2 is None:
+        l2 = REAL_L2 if layout == "split" else 1e-4
     entry = train(records, str(out_dir), models=models, seed=seed, epochs=epochs, data_note=note,
-                  progress=progress, weights=weights, real=True, l2=l2)
+                  progress=progress, weights=weights, real=True, l2=l2,
+                  layout=layout, dim=dim)
     from mlx26.core.score_code.prm import load_model
 
     for kind in models:
@@ -199,10 +244,12 @@ def train_real(sven_dir: str | Path, out_dir: str | Path, *, models: Sequence[st
         # Each calibration function is scored once; the threshold and the ranking reuse the step scores.
         before = [steps_of(dedented(p.before)[0]) for p in cal]
         after = [steps_of(dedented(p.after)[0]) for p in cal]
-        benign = [agg_of(steps_of(f.read_text(encoding="utf-8"))) for f in calib_files]
+        benign = {"packages": [agg_of(steps_of(f.read_text(encoding="utf-8"))) for f in calib_files],
+                  "stdlib": [agg_of(steps_of(decode(f.read_bytes(), str(f)).text)) for f in stdlib_calib]}
         result = calibrate([agg_of(b) for b in before], [agg_of(a) for a in after], benign,
-                           max_false_alarm=max_false_alarm)
-        result.update({"aggregate": agg, "tau": tau, "calibration_packages": list(CALIBRATION_PACKAGES)})
+                           max_false_alarm=max_false_alarm, rule=calibration_rule)
+        result.update({"aggregate": agg, "tau": tau, "calibration_packages": list(calibration_packages),
+                       "stdlib_calibration_files": len(stdlib_calib)})
         # Ranking (fixed over vulnerable) may prefer a smoother aggregate: chosen on the calibration pairs.
         rank_scores = {}
         for name, t in rank_aggregates:

@@ -73,11 +73,9 @@ class _LinearArithmetic:
 
 class _LinearStream:
     def __init__(self, model, arithmetic: _LinearArithmetic | None):
-        from mlx26.core.score_code.features import StepFeaturizer
-
         self.model = model
         self.arith = arithmetic
-        self.fz = StepFeaturizer(model.dim, model.window, scope=model.scope, taint=model.taint)
+        self.fz = model.featurizer()
         self.ctx = 0.0
 
     def score(self, text: str) -> float:
@@ -102,12 +100,10 @@ class LinearScorer:
         return getattr(self.model, name)
 
     def score_steps(self, texts: Sequence[str]) -> tuple[list[float], bool]:
-        from mlx26.core.score_code.features import StepFeaturizer
-
         if not texts:
             return [], False
         m = self.model
-        fz = StepFeaturizer(m.dim, m.window, scope=m.scope, taint=m.taint)
+        fz = m.featurizer()
         parts = [fz.delta(t) for t in texts]
         scores, _ = self._arith.run(parts, 0.0)
         return scores, fz.truncated

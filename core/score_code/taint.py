@@ -106,8 +106,13 @@ class TaintState:
     built: set[str] = field(default_factory=set)
     sql_built: set[str] = field(default_factory=set)
     sanitised: bool = False
+    # origin=True (models of the split feature layout): also tell names that carry data from an
+    # input API (request, argv, environ, input()) from names that only come from parameters.
+    origin: bool = False
+    from_input: set[str] = field(default_factory=set)
 
     def reset(self) -> None:
+        self.from_input.clear()
         self.tainted.clear()
         self.built.clear()
         self.sql_built.clear()
@@ -125,6 +130,8 @@ class TaintState:
                     tags.append("fmt")
                 if names & self.tainted:
                     tags.append("tainted")
+                if self.origin and (names & self.from_input or _SOURCE.search(args)):
+                    tags.append("input")
                 if names & self.built:
                     tags.append("built")
                 if family == "sql" and _top_level_commas(args) >= 1:
@@ -140,6 +147,8 @@ class TaintState:
                 feats.extend(f"sink:{base}:{t}" for t in tags[1:])
                 if "fmt" in tags and "tainted" in tags:
                     feats.append(f"sink:{base}:fmt+tainted")
+                if "fmt" in tags and "input" in tags:
+                    feats.append(f"sink:{base}:fmt+input")
                 if "built" in tags and "params" not in tags:
                     feats.append(f"sink:{base}:built-no-params")
         if _SQL_LITERAL.search(text):
@@ -147,6 +156,8 @@ class TaintState:
             feats.append("sqlstr:fmt" if formatted else "sqlstr")
             if formatted and _names(text) & self.tainted:
                 feats.append("sqlstr:fmt+tainted")
+            if formatted and self.origin and (_names(text) & self.from_input or _SOURCE.search(text)):
+                feats.append("sqlstr:fmt+input")
         if _SANITISER.search(text) and (_names(text) & self.tainted):
             self.sanitised = True
             feats.append("sanitiser-on-tainted")
@@ -167,6 +178,8 @@ class TaintState:
             rhs_names = _names(rhs)
             if (_SQL_LITERAL.search(rhs) and _FORMAT.search(rhs)) or rhs_names & self.sql_built:
                 self.sql_built |= targets
+            if self.origin and (_SOURCE.search(rhs) or rhs_names & self.from_input):
+                self.from_input |= targets
             if _SOURCE.search(rhs) or rhs_names & self.tainted:
                 self.tainted |= targets
                 if _FORMAT.search(rhs):

@@ -72,7 +72,8 @@ def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mod
 def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] = MODELS, seed: int = 0,
           epochs: int = 10, label_mode: str = "local", data_note: dict | None = None,
           progress: Callable[[str], None] | None = None, weights: Sequence[float] | None = None,
-          real: bool = False, l2: float = 1e-4) -> dict:
+          real: bool = False, l2: float | dict[str, float] = 1e-4, layout: str = "mixed",
+          dim: int | None = None) -> dict:
     """Train the requested models into ``out_dir`` and write ``manifest.json``; return the manifest.
 
     ``weights``: one loss weight per record (linear model); ``real``: the real-code variant —
@@ -96,8 +97,9 @@ def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] 
             from mlx26.core.score_code.linear import train_linear
 
             if real:
-                model, info = train_linear(texts, labels, scope="function", taint=True, l2=l2,
-                                           weights=seq_weights if weights is not None else None)
+                model, info = train_linear(texts, labels, scope="function", taint=True, l2=l2, layout=layout,
+                                           weights=seq_weights if weights is not None else None,
+                                           **({"dim": dim} if dim else {}))
             else:
                 model, info = train_linear(texts, labels)
         else:

@@ -79,8 +79,9 @@ def test_shipped_models_and_manifest():
     m = manifest()
     assert (SHIPPED_DIR / "linear.npz").is_file()
     assert m["models"]["linear"]["file"] == "linear.npz" and m["seed"] == 0
-    total = sum(p.stat().st_size for p in SHIPPED_DIR.iterdir())
-    assert total < 4_000_000
+    sizes = {p.name: p.stat().st_size for p in SHIPPED_DIR.iterdir()}
+    # a few MB each: the linear model's 2^20 weights are 4.2 MB dense in ONNX, 1.7 MB compressed in .npz
+    assert max(sizes.values()) < 4_500_000 and sum(sizes.values()) < 8_000_000, sizes
     json.dumps(m)
 
 

@@ -180,7 +180,7 @@ def test_evaluate_real_with_a_stand_in_model(tmp_path):
     (tmp_path / "ok.py").write_text("def h():\n    return 1\n")
     (tmp_path / "bad.py").write_text("import os\n\nos.system('ls')\n")
     r = R.evaluate_real([found, missed, late], {"linear": TokenModel()}, {"linear": R.Rule()}, analyzers=[], stdlib_n=5,
-                        stdlib_root=tmp_path)
+                        stdlib_root=tmp_path, stdlib_part="all")
     fl = r["function_level"]["linear"]
     assert (fl["all"]["precision"], fl["all"]["recall"], fl["all"]["n"]) == (1.0, 0.6667, 6)
     assert fl["by_cwe"]["cwe-022"]["recall"] == 0.0 and fl["by_cwe"]["cwe-078"]["f1"] == 1.0
