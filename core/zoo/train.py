@@ -18,6 +18,13 @@ steps 2.5×), while the CPU time a step needs does not, so a rebuild with the sa
 lands on about the same step count. On an idle machine with one thread CPU time equals
 wall time; ``clock="wall"`` caps wall time instead. Threads: see
 :mod:`mlx26.core.common.threads` (1 on 2-core machines unless ``MLX26_THREADS`` says otherwise).
+
+Interruption: ``stop()`` (set by SIGINT/SIGTERM through :mod:`mlx26.core.common.interrupts`) is polled
+after each step; the loop then writes ``<out>/checkpoint.pt`` (weights, optimiser, batch sampler and
+torch RNG states, history, the step count and what the budget had used) and raises ``Interrupted``
+(exit 130). ``resume=True`` reloads it with the options it stored and continues: a ``--steps`` run
+ends with the same weights and held-out bits/byte as an uninterrupted one; a time-budget run gets
+what was left of its budget. The finished model replaces the folder (checkpoint included).
 """
 
 from __future__ import annotations
@@ -33,11 +40,13 @@ from pathlib import Path
 from typing import Any
 
 from mlx26.core.common.errors import InputError, RunFailure
-from mlx26.core.common.files import atomic_folder, check_creatable_folder
+from mlx26.core.common.files import atomic_folder, atomic_path, check_creatable_folder
+from mlx26.core.common.interrupts import interrupted
 from mlx26.core.zoo.presets import Preset, get_preset
 
 EVAL_BYTES = 262_144  # held-out bytes of the final evaluation (and of `mlx26 zoo eval` by default)
 MAX_TRAIN_BYTES = 16_000_000
+CHECKPOINT = "checkpoint.pt"  # an interrupted run's state inside its --out folder
 MAX_STEP_TOKENS = 65_536  # 8–64 × the presets; bounds the (batch, context, vocab) logits to ~1 GB
 EVALS = 4  # periodic evaluations during training (on EVAL_BYTES // 8)
 CALIBRATION_STEPS = 8
@@ -75,7 +84,35 @@ class Resolved:
     lr: float
 
 
-def validate(opts: TrainOptions) -> Resolved:
+def stored_options(out: str | Path) -> TrainOptions:
+    """The options of the interrupted run in ``out`` (an ``InputError`` saying what to do when there is none)."""
+    folder = Path(out).expanduser()
+    if not folder.is_dir():
+        raise InputError(f"nothing to resume: {folder} does not exist.", "start the run without --resume")
+    if not (folder / CHECKPOINT).is_file():
+        finished = (folder / "manifest.json").is_file()
+        raise InputError(f"nothing to resume in {folder}: " + ("it holds a finished model" if finished else
+                                                              f"it has no {CHECKPOINT}") + ".",
+                         "add --force (without --resume) to train it again from the start")
+    stored = _load_checkpoint(folder)["options"]
+    return TrainOptions(**{**stored, "corpora": tuple(stored["corpora"]), "out": str(out)})
+
+
+def _load_checkpoint(folder: Path) -> dict[str, Any]:
+    import torch
+
+    try:
+        state = torch.load(folder / CHECKPOINT, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises several types for a bad file
+        raise InputError(f"cannot read {folder / CHECKPOINT}: {' '.join(str(exc).split())[:200]}",
+                         "add --force (without --resume) to start over") from None
+    if not isinstance(state, dict) or "options" not in state or "model" not in state:
+        raise InputError(f"{folder / CHECKPOINT} is not a `zoo train` checkpoint",
+                         "add --force (without --resume) to start over")
+    return state
+
+
+def validate(opts: TrainOptions, resume: bool = False) -> Resolved:
     """Every check that can fail before work starts (ValueError → exit 2)."""
     from mlx26.core.zoo.corpora import SHAKESPEARE_HINT, available, corpus
 
@@ -109,7 +146,10 @@ def validate(opts: TrainOptions) -> Resolved:
                          f"at most {MAX_STEP_TOKENS} fit in memory on a CPU.",
                          f"use --batch-size ≤ {MAX_STEP_TOKENS // context}")
     out = Path(opts.out).expanduser()
-    if out.exists() and not opts.force:
+    if out.exists() and not opts.force and not resume:
+        if (out / CHECKPOINT).is_file():
+            raise InputError(f"output directory {out} holds an interrupted run.",
+                             "add --resume to continue it, or --force to start over")
         raise InputError(f"output directory {out} already exists.", "add --force to replace it")
     if out.exists() and not out.is_dir():
         raise InputError(f"output path {out} exists and is not a directory.")
@@ -191,8 +231,12 @@ def _loss(model: Any, inputs: Any, targets: Any, moe: bool) -> tuple[Any, float]
 
 
 def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | None = None,
-          log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Train, evaluate and save ``opts.preset`` into ``opts.out``; return the manifest."""
+          log: Callable[[str], None] | None = None, stop: Callable[[], bool] | None = None,
+          resume: bool = False) -> dict[str, Any]:
+    """Train, evaluate and save ``opts.preset`` into ``opts.out``; return the manifest.
+
+    ``stop()`` is polled after each step (see the module docstring); ``resume`` continues the
+    interrupted run in ``opts.out`` (whose options are :func:`stored_options`)."""
     import numpy as np
     import torch
     from mlx26.core.common.seeding import seed_everything
@@ -204,7 +248,8 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
 
     say = log or (lambda message: None)
     started_wall, cpu0 = time.monotonic(), time.process_time()
-    r = validate(opts)
+    r = validate(opts, resume)
+    state = _load_checkpoint(r.out) if resume else None
     clock = time.process_time if opts.clock == "cpu" else time.monotonic
     started = clock()
     deadline = started + r.minutes * 60
@@ -213,7 +258,7 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
     tokenizer = get_tokenizer(r.tokenizer)
     bos = tokenizer.bos_token_id
     say(f"zoo train {r.preset.name}: tokenizing {', '.join(r.corpora)} (≤ {opts.max_train_bytes:,} bytes)")
-    tokens, used = tokenize_corpora(tokenizer, r.corpora, "train", opts.max_train_bytes)
+    tokens, corpora_used = tokenize_corpora(tokenizer, r.corpora, "train", opts.max_train_bytes)
     if len(tokens) <= r.context + 1:
         raise RunFailure(f"only {len(tokens)} training tokens; need more than the context ({r.context}).")
     eval_corpus = r.corpora[0]
@@ -229,14 +274,41 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
         model.train()
         return value
 
-    t0 = clock()
-    history = [{"step": 0, "train_loss": None, "heldout_bpb_probe": probe()}]
-    t_eval = clock() - t0
-    final_eval_cost = t_eval * len(eval_text) / max(1, len(probe_text))
     fixed = r.steps is not None
-    total = r.steps if r.steps is not None else 10**9  # a time budget: fixed after calibration
-    eval_at = _evenly(0, total, EVALS) if fixed else set()
-    step, last_loss, step_seconds = 0, float("nan"), 0.0
+    if state is None:
+        t0 = clock()
+        history = [{"step": 0, "train_loss": None, "heldout_bpb_probe": probe()}]
+        t_eval = clock() - t0
+        total = r.steps if r.steps is not None else 10**9  # a time budget: fixed after calibration
+        eval_at = _evenly(0, total, EVALS) if fixed else set()
+        step, last_loss, step_seconds, resumed_at, used = 0, float("nan"), 0.0, list[int](), {"wall": 0.0, "cpu": 0.0}
+    else:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        rng.bit_generator.state = state["rng"]
+        torch.set_rng_state(state["torch_rng"])
+        history, t_eval, total, eval_at = list(state["history"]), state["t_eval"], state["total"], set(state["eval_at"])
+        step, last_loss, step_seconds = state["step"], state["last_loss"], state["step_seconds"]
+        resumed_at, used = [*state["resumed_at"], step], dict(state["used"])
+        deadline = clock() + max(0.0, r.minutes * 60 - state["budget_used"])  # what was left of the budget
+        started = clock() - state["budget_used"]
+        say(f"zoo train {r.preset.name}: resuming at step {step}/{total}")
+    final_eval_cost = t_eval * len(eval_text) / max(1, len(probe_text))
+
+    def checkpoint() -> None:
+        import dataclasses
+
+        data = {"options": {**dataclasses.asdict(opts), "corpora": list(opts.corpora), "force": False},
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "rng": rng.bit_generator.state,
+                "torch_rng": torch.get_rng_state(), "history": history, "t_eval": t_eval, "total": total,
+                "eval_at": sorted(eval_at), "step": step, "last_loss": last_loss, "step_seconds": step_seconds,
+                "budget_used": clock() - started, "resumed_at": resumed_at,
+                "used": {"wall": used["wall"] + time.monotonic() - started_wall,
+                         "cpu": used["cpu"] + time.process_time() - cpu0}}
+        r.out.mkdir(parents=True, exist_ok=True)
+        with atomic_path(r.out / CHECKPOINT) as tmp:
+            torch.save(data, tmp)
+
     model.train()
     while step < total:
         t0 = clock()
@@ -268,14 +340,20 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
             t_eval = clock() - t0
             say(f"  step {step}/{total}  loss {last_loss:.3f}  "
                 f"held-out probe {history[-1]['heldout_bpb_probe']:.3f} bits/byte")
+        if stop is not None and step < total and stop():  # SIGINT/SIGTERM: keep this step, exit 130
+            checkpoint()
+            raise interrupted(step, total, step, str(r.out), f"mlx26 zoo train {r.preset.name} --out {opts.out} --resume")
     say(f"zoo train {r.preset.name}: {step} steps in {clock() - started:.0f} s ({opts.clock} time); "
         "final held-out evaluation")
     final = bits_per_byte(model, tokenizer, eval_text, context=r.context)
     baselines = compressor_bits_per_byte(eval_text)
-    wall = time.monotonic() - started_wall
-    manifest = _manifest(opts, r, model, tokenizer, used, eval_corpus, eval_text, final, baselines, history,
-                         step, wall, time.process_time() - cpu0, threads, count_parameters(model), tokenizer_hash(tokenizer))
-    _save(model, tokenizer, manifest, r.out, opts.force)
+    wall = used["wall"] + time.monotonic() - started_wall
+    manifest = _manifest(opts, r, model, tokenizer, corpora_used, eval_corpus, eval_text, final, baselines, history,
+                         step, wall, used["cpu"] + time.process_time() - cpu0, threads, count_parameters(model),
+                         tokenizer_hash(tokenizer))
+    if resumed_at:
+        manifest["training"]["resumed_at_steps"] = resumed_at  # interrupted there and continued (--resume)
+    _save(model, tokenizer, manifest, r.out, opts.force or resume)
     return manifest
 
 
