@@ -239,6 +239,10 @@ def train(
     weighted: Annotated[bool, typer.Option("--weighted", help="Weight the loss by the selection weights.")] = False,
     eval_every: Annotated[int, typer.Option("--eval-every", help="Validation loss every N steps.", min=1)] = 1,
     seed: SeedOpt = 0,
+    checkpoint: Annotated[str | None, typer.Option("--checkpoint", help="On Ctrl-C/SIGTERM save the run here "
+                                                   "(then exit 130) for --resume.", metavar="FILE")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run saved in --checkpoint with its stored "
+                                         "options; the whole log is written again.")] = False,
     summary: SummaryOpt = None,
     output: OutputOpt = None,
     force: ForceOpt = False,
@@ -254,6 +258,8 @@ def train(
     projection) and fresh (feature rows computed that step; --refresh R > 1 reuses stale
     ones). Same --seed, same candidate stream for every method, so runs are comparable. Results on the tiny zoo model
     and the local demo corpora are labelled as such in the summary.
+    With --checkpoint FILE, Ctrl-C (or SIGTERM) saves the run after the step in progress and exits
+    130; --checkpoint FILE --resume continues it (same losses and selections as an uninterrupted run).
 
     \b
     Examples:
@@ -269,23 +275,37 @@ def train(
     _check_numbers(eta, proj_dim)
     _check_budget_mode(method, budget_mode)
     _check_outputs(output, summary, force)
+    if resume and not checkpoint:
+        raise UsageError("--resume needs --checkpoint FILE: the file the interrupted run saved")
+    if checkpoint and not resume:
+        check_output(checkpoint, force)
+    from mlx26.core.common.interrupts import stop_requested
     from mlx26.core.select_batch.budgets import parse_budget_mode
     from mlx26.core.select_batch.data import demo_rows, parse_rows
-    from mlx26.core.select_batch.train import SelectTrainer, TrainConfig
+    from mlx26.core.select_batch.train import SelectTrainer, TrainConfig, load_checkpoint
 
-    cfg = TrainConfig(model=model, method=method, steps=steps, batch=batch, buffer=buffer, lr=lr, seq_len=seq_len,
-                      grad_params=grad_params, proj_dim=proj_dim, eta=eta, budget_mode=parse_budget_mode(budget_mode),
-                      randomized=randomized, weighted=weighted, eval_every=eval_every, seed=seed,
-                      features=features, refresh=refresh)
+    state = load_checkpoint(checkpoint) if resume and checkpoint else None
+    if state is not None:
+        cfg = TrainConfig(**state["config"])
+        notice(f"select-batch train: resuming {cfg.method} at step {state['step']} of {cfg.steps}", quiet)
+    else:
+        cfg = TrainConfig(model=model, method=method, steps=steps, batch=batch, buffer=buffer, lr=lr,
+                          seq_len=seq_len, grad_params=grad_params, proj_dim=proj_dim, eta=eta,
+                          budget_mode=parse_budget_mode(budget_mode), randomized=randomized, weighted=weighted,
+                          eval_every=eval_every, seed=seed, features=features, refresh=refresh)
+    batch, buffer, seed = cfg.batch, cfg.buffer, cfg.seed
     pool_items = _items(data, "pool") if data else parse_rows(enumerate(demo_rows("train", max(1200, batch * buffer),
                                                                                   seed), 1), "demo pool")
     val_items = _items(val, "validation") if val else parse_rows(enumerate(demo_rows("val", 24, seed), 1), "demo val")
     trainer = SelectTrainer(pool_items, val_items, cfg, _items(test, "test") if test else ())
-    emit(trainer.run(), output, "jsonl", force=force)
+    again = " ".join(["mlx26 select-batch train", *(f"--{k} {v}" for k, v in (("data", data), ("val", val),
+                      ("test", test)) if v), f"--checkpoint {checkpoint} --resume"])
+    with stop_requested() as stop:
+        emit(trainer.run(stop.is_set, checkpoint, state, again), output, "jsonl", force=force)
     info = {**trainer.summary(), "note": "tiny zoo model on local corpora" if not data else None}
     if summary:
         write_text(to_json(info, indent=2) + "\n", summary, force=force)
-    notice(f"select-batch train: {method}, {info['steps_done']} steps; val loss {info['initial_val_loss']:.4f} → "
+    notice(f"select-batch train: {cfg.method}, {info['steps_done']} steps; val loss {info['initial_val_loss']:.4f} → "
            f"{info['final_val_loss']:.4f}; selection {100 * info['select_fraction']:.1f}% of step time "
            f"(greedy alone {100 * info['greedy_fraction']:.2f}%)", quiet)
 

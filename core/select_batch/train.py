@@ -21,18 +21,27 @@ forward over candidates and anchors, the per-example gradients, the projection, 
 ``greedy_s`` (budgets and greedy), ``select_s`` = their sum, ``update_s`` (forward, backward
 and optimizer step on the batch); ``select_fraction`` = select_s / (select_s + update_s).
 Evaluation is not timed into either. ``random`` computes no features.
+
+Interruption: :meth:`SelectTrainer.run` polls ``stop()`` after each step; with a ``checkpoint`` path
+it saves the model, AdamW state, torch RNG, feature cache and anchors, the records so far and a hash
+of the pool/validation/test rows there, then raises ``Interrupted`` (exit 130). ``resume=`` that
+checkpoint (:func:`load_checkpoint`) re-yields the stored records and continues from the next step
+of the same seeded candidate stream, so the log's losses and selections equal an uninterrupted
+run's (the timing fields are measured again).
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 from mlx26.core.common.errors import InputError, RunFailure
+from mlx26.core.common.interrupts import Interrupted, interrupted
 from mlx26.core.select_batch.budgets import allocate_budgets, domain_counts
 from mlx26.core.select_batch.data import PoolItem
 from mlx26.core.select_batch.features import GRAD_PARAMS, clean_rows
@@ -213,13 +222,58 @@ class SelectTrainer:
         self.optimizer.step()
         return float(loss.detach())
 
-    def run(self) -> Iterator[dict[str, Any]]:
+    def inputs_hash(self) -> str:
+        h = hashlib.sha256()
+        for split in (self.items, self.val_items, self.test_items):
+            for it in split:
+                h.update(f"{it.domain}\x00{it.text}\x01".encode())
+            h.update(b"\x02")
+        return h.hexdigest()[:16]
+
+    def _save(self, path: str, step: int, resume_command: str) -> None:
+        from mlx26.core.common.files import atomic_path
+
+        torch = self.torch
+        cfg = asdict(self.config)
+        cfg["budget_mode"] = dict(cfg["budget_mode"]) if not isinstance(cfg["budget_mode"], str) else cfg["budget_mode"]
+        state = {"kind": "select-batch train", "step": step, "config": cfg, "inputs": self.inputs_hash(),
+                 "resume_command": resume_command, "model": self.model.state_dict(),
+                 "optimizer": self.optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
+                 "records": _plain(self.records), "trained": {int(k): int(v) for k, v in self._trained.items()},
+                 "cache": {i: (k, torch.from_numpy(np.asarray(row))) for i, (k, row) in self._cache.items()},
+                 "anchors": None if self._anchors is None else (self._anchors[0], torch.from_numpy(self._anchors[1]))}
+        with atomic_path(path) as tmp:
+            torch.save(state, tmp)
+
+    def _load(self, state: dict[str, Any]) -> int:
+        if state["inputs"] != self.inputs_hash():
+            raise InputError("the pool, validation or test rows differ from the interrupted run's",
+                             "give the same --data, --val and --test as that run")
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.torch.set_rng_state(state["torch_rng"])
+        self.records = list(state["records"])
+        self._trained = Counter({int(k): v for k, v in state["trained"].items()})
+        self._cache = {int(i): (k, row.numpy()) for i, (k, row) in state["cache"].items()}
+        self._anchors = None if state["anchors"] is None else (state["anchors"][0], state["anchors"][1].numpy())
+        return int(state["step"])
+
+    def run(self, stop: Callable[[], bool] | None = None, checkpoint: str | None = None,
+            resume: dict[str, Any] | None = None, resume_command: str = "") -> Iterator[dict[str, Any]]:
+        """Per-step records (step 0 = the initial losses). ``stop``/``checkpoint``/``resume``: see the module docstring."""
         cfg = self.config
-        first = {"step": 0, "method": cfg.method, "seed": cfg.seed, **self._losses()}
-        self.records.append(first)
-        yield first
         stream = candidate_stream(len(self.items), cfg.batch * cfg.buffer, cfg.seed)
-        for step in range(1, cfg.steps + 1):
+        start = 0
+        if resume is None:
+            first = {"step": 0, "method": cfg.method, "seed": cfg.seed, **self._losses()}
+            self.records.append(first)
+            yield first
+        else:
+            start = self._load(resume)
+            yield from list(self.records)
+            for _ in range(start):
+                next(stream)
+        for step in range(start + 1, cfg.steps + 1):
             cand = next(stream)
             chosen, weights, info, feature_s, greedy_s = self._select(cand, step)
             t0 = time.perf_counter()
@@ -236,6 +290,13 @@ class SelectTrainer:
                       "update_s": update_s, "select_fraction": select_s / (select_s + update_s)}
             self.records.append(record)
             yield record
+            if stop is not None and step < cfg.steps and stop():  # SIGINT/SIGTERM after a finished step
+                if checkpoint:
+                    self._save(checkpoint, step, resume_command)
+                    raise interrupted(step, cfg.steps, step, checkpoint, resume_command)
+                raise Interrupted(f"interrupted at step {step} of {cfg.steps}; no checkpoint was written "
+                                  "(no --checkpoint FILE)", "give --checkpoint FILE to keep the work on Ctrl-C "
+                                  "and continue it with --resume")
 
     def summary(self) -> dict[str, Any]:
         steps = [r for r in self.records if r["step"] > 0]
@@ -265,6 +326,34 @@ class SelectTrainer:
                 "fresh_rows_mean": float(np.mean([r.get("fresh", 0) for r in steps])) if steps else None,
                 "feature_path": self.feat.resolved_path if self.config.method != "random" else None,
                 "threads": self.threads}
+
+
+def _plain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records with numpy scalars made Python numbers (a checkpoint holds plain containers only)."""
+    import json
+
+    return json.loads(json.dumps(records, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+
+
+def load_checkpoint(path: str) -> dict[str, Any]:
+    """A ``select-batch train`` checkpoint (tensors and plain containers only: no code is loaded)."""
+    from pathlib import Path
+
+    import torch
+
+    if not Path(path).is_file():
+        raise InputError(f"nothing to resume: {path} does not exist",
+                         "start the run without --resume (with --checkpoint FILE to keep its work on Ctrl-C)")
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises several types for a bad file
+        if "Weights only load failed" in str(exc):  # torch's text would suggest the unsafe way round it
+            raise InputError(f"{path} is not a `select-batch train` checkpoint: it holds Python objects, which "
+                             "are never loaded (they could run code)") from None
+        raise InputError(f"cannot read checkpoint {path}: {' '.join(str(exc).split())[:200]}") from None
+    if not isinstance(state, dict) or state.get("kind") != "select-batch train":
+        raise InputError(f"{path} is not a `select-batch train` checkpoint")
+    return state
 
 
 def candidate_stream(n: int, size: int, seed: int) -> Iterator[list[int]]:
