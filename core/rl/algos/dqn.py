@@ -169,7 +169,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
     due = common.eval_points(cfg, cfg.steps)
     episode = common.EpisodeLog(env)
     obs = episode.restore(progress["episode"]) if progress else None
-    if obs is not None:  # the env is back mid-episode, as at the checkpoint: the run continues exactly
+    if obs is not None and progress is not None:  # the env is back mid-episode, as at the checkpoint: the run continues exactly
         episode_return, recent, loss_value = progress["episode_return"], list(progress["recent"]), progress["loss"]
     else:  # a fresh run (or a checkpoint written before progress was stored)
         obs, _ = episode.reset(seed=cfg.seed + start)
