@@ -4,7 +4,7 @@ Exit codes (CONTRIBUTING.md): 0 success, 1 runtime failure, 2 usage or input err
 3 a requested backend, device or optional extra is absent.
 
 Every failure reaches the user as one ``Error: …`` line on stderr, plus at most one
-``Hint: …`` line. ``MLX26_DEBUG=1`` re-raises so the plain traceback is shown.
+``Hint: …`` line. ``MLX26_DEBUG=1`` prints the traceback first and keeps the exit code.
 Only the standard library is imported here: this module is on the ``--help`` path.
 """
 
@@ -125,12 +125,14 @@ def _parse_error_hint(exc: BaseException, command_names: Iterable[str]) -> str |
 
 
 def handle(exc: BaseException, command_names: Iterable[str] = ()) -> int:
-    """Map an exception to (one printed line, exit code). Re-raise under MLX26_DEBUG."""
+    """Map an exception to (one printed line, exit code); MLX26_DEBUG=1 prints its traceback first."""
     if isinstance(exc, KeyboardInterrupt) or type(exc).__name__ == "Abort":
         print("Error: interrupted.", file=sys.stderr)
         return 130
     if debug_enabled() and not _is_cli_parse_error(exc):
-        raise exc
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)  # the same exit code as without: scripts see no difference
     if isinstance(exc, Mlx26Error):
         report(exc.message, exc.hint)
         return exc.exit_code

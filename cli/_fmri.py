@@ -14,21 +14,21 @@ SourceArg = Annotated[str, typer.Argument(help="A 4D NIfTI (.nii/.nii.gz), a BID
                                           "or an NPZ of clips from `fmri preprocess`.", metavar="INPUT")]
 ClipsArg = Annotated[str, typer.Argument(help="NPZ of clips from `mlx26 fmri preprocess`.", metavar="CLIPS")]
 TauOpt = Annotated[float, typer.Option("--tau", help="Keep a coarse patch whole when its score < tau (paper 0.25; "
-                                       "public code 0.23; 0 = all fine).", min=0)]
+                                       "public code 0.23; 0 = all fine).", min=0, metavar="NUMBER")]
 BgOpt = Annotated[float, typer.Option("--bg", help="Background: a patch with max |x| <= bg is dropped (paper 1e-3; "
-                                      "public code 1e-2).", min=0)]
-PatchOpt = Annotated[int, typer.Option("--patch", help="Fine patch edge in voxels (coarse = 2x).", min=1)]
-ScalesOpt = Annotated[int, typer.Option("--scales", help="Patch scales (1 = uniform fine patching).", min=1, max=4)]
-ScoreOpt = Annotated[str, typer.Option("--score", help="Complexity score: std (public code) | var.")]
-PatchingOpt = Annotated[str, typer.Option("--patching", help="dynamic | uniform | random (equal-count control).")]
+                                      "public code 1e-2).", min=0, metavar="NUMBER")]
+PatchOpt = Annotated[int, typer.Option("--patch", help="Fine patch edge in voxels (coarse = 2x).", min=1, metavar="N")]
+ScalesOpt = Annotated[int, typer.Option("--scales", help="Patch scales (1 = uniform fine patching).", min=1, max=4, metavar="N")]
+ScoreOpt = Annotated[str, typer.Option("--score", help="Complexity score: std (public code) | var.", metavar="TEXT")]
+PatchingOpt = Annotated[str, typer.Option("--patching", help="dynamic | uniform | random (equal-count control).", metavar="TEXT")]
 NpzOpt = Annotated[str | None, typer.Option("--npz", help="Write the arrays to this NPZ file.", metavar="PATH")]
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Checkpoint from `mlx26 fmri pretrain`.",
                                        metavar="PATH")]
 ZscoreOpt = Annotated[bool, typer.Option("--zscore/--no-zscore", help="Global z-score over non-zero voxels first.")]
-FramesOpt = Annotated[int, typer.Option("--frames", "-T", help="Frames per clip.", min=1)]
-TrInOpt = Annotated[float | None, typer.Option("--tr-in", help="Override the header's TR (seconds).")]
-STEPS = Annotated[int, typer.Option("--steps", help="Optimiser steps.", min=1)]
-DimOpt = Annotated[int, typer.Option("--dim", help="Model width.", min=8)]
+FramesOpt = Annotated[int, typer.Option("--frames", "-T", help="Frames per clip.", min=1, metavar="N")]
+TrInOpt = Annotated[float | None, typer.Option("--tr-in", help="Override the header's TR (seconds).", metavar="NUMBER")]
+STEPS = Annotated[int, typer.Option("--steps", help="Optimiser steps.", min=1, metavar="N")]
+DimOpt = Annotated[int, typer.Option("--dim", help="Model width.", min=8, metavar="N")]
 
 
 def settings(tau: float, bg: float, patch: int = FINE, scales: int = 2, score: str = "std",

@@ -7,11 +7,21 @@ from typing import Annotated
 import typer
 from mlx26.cli import _fmri as F
 from mlx26.cli._errors import require, unknown_name
-from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, SeedOpt, emit, notice
+from mlx26.cli._io import (
+    FieldOpt,
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    emit,
+    notice,
+)
 from mlx26.core.fmri.spec import BG_PAPER, PROBE_LABELS, TAU_PAPER
 
 A = OutputFormat.auto
-LabelOpt = Annotated[str, typer.Option("--label", help="Probe target: condition | network | subject.")]
+LabelOpt = Annotated[str, typer.Option("--label", help="Probe target: condition | network | subject.", metavar="TEXT")]
 
 
 def _label(clips_meta: dict, label: str):
@@ -30,11 +40,11 @@ def register(app: typer.Typer) -> None:
     def pretrain_cmd(clips: F.ClipsArg, save: Annotated[str, typer.Option("--save", help="Checkpoint to write (.pt).",
                                                                             metavar="PATH")],
                      patching: F.PatchingOpt = "dynamic", tau: F.TauOpt = TAU_PAPER, bg: F.BgOpt = BG_PAPER,
-                     steps: F.STEPS = 200, batch: Annotated[int, typer.Option("--batch", min=1)] = 8,
-                     lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate.")] = 1e-3,
-                     dim: F.DimOpt = 64, depth: Annotated[int, typer.Option("--depth", min=1)] = 2,
-                     mask_ratio: Annotated[float, typer.Option("--mask-ratio", help="MAE mask ratio.")] = 0.75,
-                     seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False,
+                     steps: F.STEPS = 200, batch: Annotated[int, typer.Option("--batch", min=1, metavar="N")] = 8,
+                     lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate.", metavar="NUMBER")] = 1e-3,
+                     dim: F.DimOpt = 64, depth: Annotated[int, typer.Option("--depth", min=1, metavar="N")] = 2,
+                     mask_ratio: Annotated[float, typer.Option("--mask-ratio", help="MAE mask ratio.", metavar="NUMBER")] = 0.75,
+                     seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
                      quiet: QuietOpt = False) -> None:
         """Masked-autoencoder pretraining of the tiny dual-path model on CPU (mask ratio 0.75).
 
@@ -60,7 +70,7 @@ def register(app: typer.Typer) -> None:
     @app.command("embed")
     def embed_cmd(clips: F.ClipsArg, model: F.ModelOpt, npz: Annotated[str, typer.Option(
                       "--npz", help="NPZ to write: embeddings (N, D) plus the clips' labels.", metavar="PATH")],
-                  output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                  output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """Mean-pooled encoder embeddings of every clip (no masking) to an NPZ.
 
         \b
@@ -81,7 +91,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("probe")
     def probe_cmd(clips: F.ClipsArg, model: F.ModelOpt, label: LabelOpt = "condition", seed: SeedOpt = 0,
-                  output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                  output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """Linear probe (balanced logistic regression, C by inner CV; held-out subjects unless --label subject).
 
         \b
@@ -111,14 +121,14 @@ def register(app: typer.Typer) -> None:
               "folds": pre["folds"], "clips": pre["n"], "seed": seed}, output, fmt, force=force, title="fmri probe")
 
     @app.command("bench")
-    def bench_cmd(steps: F.STEPS = 120, subjects: Annotated[int, typer.Option("--subjects", min=2)] = 6,
-                  frames: Annotated[int, typer.Option("--frames", help="Frames per run.", min=8)] = 48,
-                  size: Annotated[int, typer.Option("--size", min=8)] = 32, tau: F.TauOpt = TAU_PAPER,
+    def bench_cmd(steps: F.STEPS = 120, subjects: Annotated[int, typer.Option("--subjects", min=2, metavar="N")] = 6,
+                  frames: Annotated[int, typer.Option("--frames", help="Frames per run.", min=8, metavar="N")] = 48,
+                  size: Annotated[int, typer.Option("--size", min=8, metavar="N")] = 32, tau: F.TauOpt = TAU_PAPER,
                   bg: F.BgOpt = BG_PAPER, label: Annotated[list[str] | None, typer.Option(
-                      "--label", help="Probe target(s), repeatable (default subject, condition).")] = None,
+                      "--label", help="Probe target(s), repeatable (default subject, condition).", metavar="TEXT")] = None,
                   seed: SeedOpt = 0, seeds: Annotated[int, typer.Option(
-                      "--seeds", help="Repeat with seeds SEED..SEED+N-1 (new data and init each).", min=1)] = 1,
-                  output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                      "--seeds", help="Repeat with seeds SEED..SEED+N-1 (new data and init each).", min=1, metavar="N")] = 1,
+                  output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """Dynamic vs uniform vs random patching on SYNTHETIC data: tokens, SSE, train time, MAE MSE, probe.
 
         \b

@@ -15,6 +15,7 @@ Only the standard library and typer are imported at module level: this module is
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import csv
 import json
 import math
@@ -116,21 +117,100 @@ def _read_config_file(path: str) -> dict[str, Any]:
     return data
 
 
+# -q and --field act through these: notice(), progress() and emit() read them, so a command that
+# declares the option needs no plumbing of its own. main() resets them before every run.
+_QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("mlx26_quiet", default=False)
+_FIELD: contextvars.ContextVar[str | None] = contextvars.ContextVar("mlx26_field", default=None)
+# whether the running command has --input-format (hints name only options the command has)
+_HAS_INPUT_FORMAT: contextvars.ContextVar[bool] = contextvars.ContextVar("mlx26_input_format", default=False)
+# -o and --format as parsed, so the pair is checked at parse time, before any work
+_OUTPUT: contextvars.ContextVar[tuple[str | None] | None] = contextvars.ContextVar("mlx26_output", default=None)
+_FORMAT: contextvars.ContextVar[str | None] = contextvars.ContextVar("mlx26_format", default=None)
+
+
+def reset_run_state() -> None:
+    """Forget -q and --field of an earlier in-process run (tests call main() many times)."""
+    _QUIET.set(False)
+    _FIELD.set(None)
+    _HAS_INPUT_FORMAT.set(False)
+    _OUTPUT.set(None)
+    _FORMAT.set(None)
+
+
+def note_input_format(value: Any) -> Any:
+    _HAS_INPUT_FORMAT.set(True)
+    return value
+
+
+def input_format_hint(advice: str, otherwise: str) -> str:
+    """``advice`` (which names --input-format) when the running command has that option, else ``otherwise``."""
+    return advice if _HAS_INPUT_FORMAT.get() else otherwise
+
+
+def _remember_output(value: str | None) -> str | None:
+    _OUTPUT.set((value,))
+    if _FORMAT.get() is not None:
+        output_format_for(_FORMAT.get() or "auto", value)
+    return value
+
+
+def _remember_format(value: Any) -> Any:
+    fmt = OutputFormat(value).value
+    _FORMAT.set(fmt)
+    if _OUTPUT.get() is not None:
+        output_format_for(fmt, _OUTPUT.get()[0])  # type: ignore[index]
+    return value
+
+
+def field_requested() -> bool:
+    """Whether this run was given ``--field`` (a command writing exact text then goes through emit)."""
+    return _FIELD.get() is not None
+
+
+def _remember_quiet(value: bool) -> bool:
+    _QUIET.set(bool(value))
+    return value
+
+
+def _remember_field(value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise UsageError("--field needs a field name.", hint="e.g. --field name; see --format json for the names")
+    _FIELD.set(value)
+    return value
+
+
 InputArg = Annotated[str, typer.Argument(help="Input file, or - for stdin.", metavar="INPUT")]
 InputFormatOpt = Annotated[
     InputFormat,
-    typer.Option("--input-format", help="Input format; auto = from the extension, else sniffed."),
+    typer.Option("--input-format", help="Input format; auto = from the extension, else sniffed.",
+                 callback=note_input_format),
 ]
 OutputOpt = Annotated[
+    str | None, typer.Option("--output", "-o", help="Write here instead of stdout (atomic).", metavar="PATH",
+                             callback=_remember_output)
+]
+# -o of a command that may also write text of its own (Markdown, HTML): no extension check at parse time
+TextOutputOpt = Annotated[
     str | None, typer.Option("--output", "-o", help="Write here instead of stdout (atomic).", metavar="PATH")
 ]
 FormatOpt = Annotated[
     OutputFormat,
-    typer.Option("--format", help="auto = table on a terminal, JSON/JSONL when piped or by -o extension."),
+    typer.Option("--format", help="auto = table on a terminal, JSON/JSONL when piped or by -o extension "
+                 "(.json .jsonl .csv .tsv .txt).", callback=_remember_format),
 ]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing --output file.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed; output is deterministic for a fixed seed.", min=0)]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notices on stderr.")]
+# Every --force reads MLX26_FORCE too (typer's envvar=): a Makefile rule re-runs with MLX26_FORCE=1.
+FORCE_ENV = "MLX26_FORCE"
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing --output file.", envvar=FORCE_ENV)]
+ForceOutOpt = Annotated[bool, typer.Option("--force", help="Overwrite an existing --out (and --output) file.",
+                                           envvar=FORCE_ENV)]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed; output is deterministic for a fixed seed.", min=0, metavar="N")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or notices on stderr.",
+                                        callback=_remember_quiet)]
+FieldOpt = Annotated[
+    str | None,
+    typer.Option("--field", help="Print only this field of each record, one a line (for xargs, paste).",
+                 callback=_remember_field, metavar="NAME"),
+]
 ConfigOpt = Annotated[
     str | None,
     typer.Option("--config", help="YAML/JSON file whose keys are option names; the command line wins.",
@@ -286,7 +366,8 @@ def _read_json(name: str, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{name} line {exc.lineno}: invalid JSON ({exc.msg}, column {exc.colno}).",
-                         hint="for one object a line use --input-format jsonl") from exc
+                         hint=input_format_hint("for one object a line use --input-format jsonl",
+                                                "the input must be one JSON document, or one JSON object a line")) from exc
     except RecursionError:
         raise UsageError(f"{name}: JSON nested too deeply to read.") from None
     items = data if isinstance(data, list) else [data]
@@ -302,7 +383,8 @@ def _read_jsonl(name: str, lines: Iterable[str]) -> Iterator[tuple[int, dict[str
             value = json.loads(line)
         except json.JSONDecodeError as exc:
             raise UsageError(f"{name} line {number}: invalid JSON ({exc.msg}, column {exc.colno}).",
-                             hint="use --input-format lines to read each line as plain text") from exc
+                             hint=input_format_hint("use --input-format lines to read each line as plain text",
+                                                    "each line must be one JSON object")) from exc
         yield number, _as_record(value)
 
 
@@ -396,12 +478,30 @@ def check_output(output: str | None, force: bool) -> None:
         raise UsageError(f"cannot write {output}: {parent} is not writable.")
 
 
+def output_format_for(fmt: OutputFormat | str, output: str | None) -> str | None:
+    """The format ``-o PATH`` implies under ``--format auto``; an extension we cannot write is an input error.
+
+    None: no file, no extension (``-o results``), or a device such as /dev/null (then JSON/JSONL).
+    """
+    if OutputFormat(fmt) != OutputFormat.auto or output in (None, "-") or is_special(Path(output)):
+        return None
+    suffix = Path(output).suffix.lower()
+    if not suffix:
+        return None
+    if suffix in _EXT_OUT:
+        return _EXT_OUT[suffix]
+    known = " ".join(sorted(_EXT_OUT))
+    what = "YAML" if suffix in (".yaml", ".yml") else f"'{suffix}' files"
+    raise UsageError(f"cannot write {what}: -o {output} has an extension mlx26 does not write.",
+                     hint=f"use one of {known}, or give --format explicitly")
+
+
 def resolve_output_format(fmt: OutputFormat | str, output: str | None, single: bool) -> str:
     fmt = OutputFormat(fmt).value
     if fmt != "auto":
         return fmt
     if output not in (None, "-"):
-        by_ext = _EXT_OUT.get(Path(output).suffix.lower())
+        by_ext = output_format_for(fmt, output)
         if by_ext:
             return by_ext
     elif _isatty(sys.stdout):
@@ -590,6 +690,9 @@ def emit(
     """
     single = isinstance(data, Mapping)
     resolved = resolve_output_format(fmt, output, single)
+    field = _FIELD.get()
+    if field is not None:
+        data, single, resolved = _only_field([data] if single else data, field), False, "lines"
     if output in (None, "-"):
         with _quiet_broken_pipe():
             _write(sys.stdout, data, resolved, single, title)
@@ -597,6 +700,46 @@ def emit(
         return
     with atomic_output(output, force) as handle:
         _write(handle, data, resolved, single, title)
+
+
+def _only_field(rows: Iterable[Mapping[str, Any]], field: str) -> Iterator[dict[str, Any]]:
+    """``--field NAME``: each record's NAME, one a line; a record without it is an input error."""
+    for record in rows:
+        if field not in record:
+            suggestion = did_you_mean(field, list(record))
+            raise UsageError(f"no field '{field}' in the output." + (f" {suggestion}" if suggestion else ""),
+                             hint="fields: " + ", ".join(map(str, record)))
+        yield {VALUE_KEY: record[field]}
+
+
+class RecordSink:
+    """Records produced one at a time by a long job (a training log), written as they come.
+
+    ``--format auto`` to stdout is JSONL (``default``), streamed record by record, as are
+    ``jsonl``/``lines`` and ``--field``; a file (``-o``) or a table/JSON/CSV collects the records
+    and writes them at :meth:`close` (atomically, like :func:`emit`). The output is checked at
+    construction, before any work.
+    """
+
+    def __init__(self, output: str | None, fmt: OutputFormat | str = "auto", *, force: bool = False,
+                 title: str | None = None, default: str = "jsonl"):
+        check_output(output, force)
+        fmt = OutputFormat(fmt)
+        to_stdout = output in (None, "-")
+        self.fmt = OutputFormat(default) if fmt == OutputFormat.auto and to_stdout else fmt
+        self.output, self.force, self.title = output, force, title
+        self.streaming = to_stdout and (self.fmt in (OutputFormat.jsonl, OutputFormat.lines) or field_requested())
+        self.records: list[Mapping[str, Any]] = []
+
+    def __call__(self, record: Mapping[str, Any]) -> None:
+        if self.streaming:
+            emit([record], None, self.fmt)
+        else:
+            self.records.append(record)
+
+    def close(self) -> None:
+        if not self.streaming:
+            emit(self.records, self.output, self.fmt, force=self.force, title=self.title)
 
 
 @contextlib.contextmanager
@@ -610,6 +753,8 @@ def atomic_output(output: str, force: bool = False) -> Iterator[IO[str]]:
 
 def write_text(text: str, output: str | None, *, force: bool = False) -> None:
     """Write exact text (e.g. a byte-stable JSON file) to stdout or atomically to a file."""
+    if _FIELD.get() is not None:
+        raise UsageError("--field picks a field of records; this output is text.", hint="drop --field")
     if output in (None, "-"):
         emit_raw(text)
         return
@@ -638,14 +783,14 @@ def _quiet_broken_pipe() -> Iterator[None]:
 
 def notice(message: str, quiet: bool = False) -> None:
     """A one-line notice or warning on stderr (never stdout)."""
-    if not quiet:
+    if not (quiet or _QUIET.get()):
         print(message, file=sys.stderr)
 
 
 def progress(iterable: Iterable[Any], *, total: int | None = None, description: str = "working",
              quiet: bool = False) -> Iterator[Any]:
     """Iterate with a rich progress bar on stderr, only when stderr is a terminal and not quiet."""
-    if quiet or not _isatty(sys.stderr):
+    if quiet or _QUIET.get() or not _isatty(sys.stderr):
         yield from iterable
         return
     from rich.console import Console

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 from mlx26.cli._errors import InputError, UsageError, unknown_name
-from mlx26.cli._io import InputFormat, notice
+from mlx26.cli._io import InputFormat, note_input_format, notice
 from mlx26.core.judge_audit.spec import HUMAN_SCALES, PRESETS, SIM_JUDGES, SIMULATED
 
 InputOpt = Annotated[str | None, typer.Argument(help="Labelled audit table (CSV/TSV/JSON/JSONL), - = stdin; "
@@ -20,30 +20,31 @@ SimulatedOpt = Annotated[bool, typer.Option("--simulated", help="Audit a SIMULAT
                                             "simulate's defaults, --seed) instead of INPUT.")]
 InputFormatOpt = Annotated[InputFormat, typer.Option("--input-format", help="auto = from the extension (.json, "
                                                      ".jsonl, .csv, .tsv), else sniffed from the first line (.txt "
-                                                     "too: a table is never plain lines).")]
+                                                     "too: a table is never plain lines).",
+                                                     callback=note_input_format)]
 PresetOpt = Annotated[str | None, typer.Option("--preset", help="Column mapping of a known table: "
                                                + ", ".join(PRESETS) + " (the paper's released CSVs: Human_Judgement "
                                                "and any of its six judge columns; Id, Attack, Model, Behavior_ID "
-                                               "used when present; see docs/judge-audit.md).")]
+                                               "used when present; see docs/judge-audit.md).", metavar="TEXT")]
 IdOpt = Annotated[str | None, typer.Option("--id", help="Id column (unique); default: a unique column named 'id' "
                                            "if there is one, else record numbers.", metavar="COL")]
 HumanOpt = Annotated[str | None, typer.Option("--human", help="Human label column (default 'human').", metavar="COL")]
 HumanScaleOpt = Annotated[str, typer.Option("--human-scale", help=" | ".join(HUMAN_SCALES) + "; auto refuses "
-                                            "ambiguous labels.")]
+                                            "ambiguous labels.", metavar="TEXT")]
 HumanThresholdOpt = Annotated[float | None, typer.Option("--human-threshold", help="Harmful when label ≥ this "
-                                                         "(default 3 on 1-5, 0.5 on 0-1).")]
+                                                         "(default 3 on 1-5, 0.5 on 0-1).", metavar="NUMBER")]
 JudgeOpt = Annotated[list[str] | None, typer.Option("--judge", help="Judge score column, NAME=COLUMN or COLUMN; "
                                                     "repeat.", metavar="NAME=COL")]
 JudgeScaleOpt = Annotated[list[str] | None, typer.Option("--judge-scale", help="Score scale 0-1 (default), 1-5, "
-                                                         "1-10, 0-100; NAME=SCALE for one judge; repeat.")]
+                                                         "1-10, 0-100; NAME=SCALE for one judge; repeat.", metavar="TEXT")]
 JudgeThresholdOpt = Annotated[float, typer.Option("--judge-threshold", help="Judge says harmful when its [0, 1] "
-                                                  "score ≥ this.")]
+                                                  "score ≥ this.", metavar="NUMBER")]
 BalanceOpt = Annotated[list[str] | None, typer.Option("--balance", help="Class-balance every cell of these "
                                                       "columns (crossed) by subsampling; repeat.", metavar="COL")]
 CompleteOpt = Annotated[bool, typer.Option("--complete-cases", help="Keep only the items every selected judge "
                                            "scored, so judges are compared on the same items (the dropped count "
                                            "goes to stderr).")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the simulator, balancing and bootstrap.", min=0)]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the simulator, balancing and bootstrap.", min=0, metavar="N")]
 SliceOpt = Annotated[list[str] | None, typer.Option("--slice", help="Slice column; A,B crosses columns; repeat.",
                                                     metavar="COL")]
 PlotOpt = Annotated[str | None, typer.Option("--plot", help="Also write a PNG (needs matplotlib: "

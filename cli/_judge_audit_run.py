@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import InputError, RunFailure, require, unknown_name
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     InputFormat,
@@ -37,35 +38,35 @@ JudgeInputOpt = Annotated[str | None, typer.Argument(help="Table with a response
                                                      "- = stdin (the default).", metavar="INPUT")]
 JudgeSeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the tfidf folds and of the LLM calls (sent "
                                            "with temperature 0; a backend may ignore it); refusal is deterministic.",
-                                           min=0)]
+                                           min=0, metavar="N")]
 UNPARSEABLE = ("missing", "safe")
 UNPARSEABLE_WARN = 0.2  # warn when more than this share of the LLM replies is unparseable
 
 
 def judge_cmd(ctx: typer.Context, input: JudgeInputOpt = None, input_format: InputFormatOpt = InputFormat.auto,
-              method: Annotated[str, typer.Option("--method", help=" | ".join(JUDGE_METHODS) + ".")] = "refusal",
+              method: Annotated[str, typer.Option("--method", help=" | ".join(JUDGE_METHODS) + ".", metavar="TEXT")] = "refusal",
               text: Annotated[str, typer.Option("--text", help="Response column.", metavar="COL")] = "response",
               prompt: Annotated[str, typer.Option("--prompt", help="Request (behaviour) column, for --method llm.",
                                                   metavar="COL")] = "prompt",
               name: Annotated[str | None, typer.Option("--name", help="Score column to add (default: the method, "
-                                                       "or the LLM format).")] = None,
+                                                       "or the LLM format).", metavar="TEXT")] = None,
               prefixes: Annotated[str, typer.Option("--prefixes", help="Refusal list: " + " | ".join(PREFIX_LISTS)
-                                                    + ".")] = "gcg",
-              folds: Annotated[int, typer.Option("--folds", help="Cross-validation folds of --method tfidf.")] = 5,
+                                                    + ".", metavar="TEXT")] = "gcg",
+              folds: Annotated[int, typer.Option("--folds", help="Cross-validation folds of --method tfidf.", metavar="N")] = 5,
               human: HumanOpt = None, human_scale: HumanScaleOpt = "auto", human_threshold: HumanThresholdOpt = None,
-              llm_format: Annotated[str, typer.Option("--llm-format", help=" | ".join(LLM_FORMATS) + ".")
+              llm_format: Annotated[str, typer.Option("--llm-format", help=" | ".join(LLM_FORMATS) + ".", metavar="TEXT")
                                     ] = "harmbench",
               llm: LLMOpt = None, ledger: LedgerOpt = None, budget_usd: BudgetUsdOpt = None, cache: CacheOpt = None,
               show_prompt: Annotated[bool, typer.Option("--show-prompt", help="Print the --llm-format template and "
                                                         "exit.")] = False,
               unparseable: Annotated[str, typer.Option("--unparseable", help="An LLM reply that does not follow "
                                                        "the format: missing (empty score; metrics drops the item for "
-                                                       "this judge) | safe (score 0).")] = "missing",
+                                                       "this judge) | safe (score 0).", metavar="TEXT")] = "missing",
               force_column: Annotated[bool, typer.Option("--force-column", help="Replace the column NAME when the "
                                                          "input already has one.")] = False,
               keep_reply: Annotated[bool, typer.Option("--keep-reply", help="Add the raw LLM reply as NAME_reply.")
                                     ] = False,
-              seed: JudgeSeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto,
+              seed: JudgeSeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None,
               force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Score every response with a judge and add its [0, 1] score column (pipe into metrics --judge NAME).
 
@@ -135,18 +136,18 @@ def judge_cmd(ctx: typer.Context, input: JudgeInputOpt = None, input_format: Inp
     emit(out, output, fmt, force=force)
 
 
-def simulate_cmd(n: Annotated[int, typer.Option("--n", help="Items.", min=1)] = 2000,
-                 behaviors: Annotated[int, typer.Option("--behaviors", help="Distinct behaviours.", min=1)] = 40,
+def simulate_cmd(n: Annotated[int, typer.Option("--n", help="Items.", min=1, metavar="N")] = 2000,
+                 behaviors: Annotated[int, typer.Option("--behaviors", help="Distinct behaviours.", min=1, metavar="N")] = 40,
                  prevalence: Annotated[float, typer.Option("--prevalence", help="Harmful fraction (before the "
-                                                           "per-attack success rates).")] = 0.22,
+                                                           "per-attack success rates).", metavar="NUMBER")] = 0.22,
                  shift: Annotated[list[str] | None, typer.Option("--shift", help="ATTACK=STRENGTH in [0, 1): judge "
                                                                  "degradation on that attack; repeat (default "
-                                                                 "PAIR=0.4 BoN=0.8; 'none' for no shift).")] = None,
+                                                                 "PAIR=0.4 BoN=0.8; 'none' for no shift).", metavar="TEXT")] = None,
                  model_shift: Annotated[list[str] | None, typer.Option("--model-shift", help="MODEL=STRENGTH; repeat "
-                                                                       "(default sim-model-c=0.3).")] = None,
+                                                                       "(default sim-model-c=0.3).", metavar="TEXT")] = None,
                  difficulty: Annotated[float, typer.Option("--difficulty", help="Spread of behaviour difficulty in "
-                                                           "[0, 1).")] = 0.5,
-                 seed: Annotated[int, typer.Option("--seed", help="Seed of the simulator.", min=0)] = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto,
+                                                           "[0, 1).", metavar="NUMBER")] = 0.5,
+                 seed: Annotated[int, typer.Option("--seed", help="Seed of the simulator.", min=0, metavar="N")] = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None,
                  force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Generate a SIMULATED labelled audit table (placeholder texts, no harmful content) with injected shifts.
 

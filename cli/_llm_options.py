@@ -26,14 +26,14 @@ LLMOpt = Annotated[str | None, typer.Option(
     "--llm", envvar="MLX26_LLM", metavar="SPEC",
     help="LLM backend: openai:URL#MODEL, hf:NAME_OR_PATH, scripted:FILE (scripted:demo), replay:FILE, "
          "record:FILE=SPEC, cache:FILE=SPEC.")]
-TemperatureOpt = Annotated[float, typer.Option("--temperature", help="Sampling temperature in [0, 2]; 0 = greedy.")]
-MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", help="Most tokens to generate per choice.", min=1)]
-StopOpt = Annotated[list[str] | None, typer.Option("--stop", help="Stop sequence; repeat for several.")]
-NOpt = Annotated[int, typer.Option("--n", help="Number of choices.", min=1, max=16)]
+TemperatureOpt = Annotated[float, typer.Option("--temperature", help="Sampling temperature in [0, 2]; 0 = greedy.", metavar="NUMBER")]
+MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", help="Most tokens to generate per choice.", min=1, metavar="N")]
+StopOpt = Annotated[list[str] | None, typer.Option("--stop", help="Stop sequence; repeat for several.", metavar="TEXT")]
+NOpt = Annotated[int, typer.Option("--n", help="Number of choices.", min=1, max=16, metavar="N")]
 TimeoutOpt = Annotated[float | None, typer.Option(
-    "--timeout", help="Seconds per HTTP read/connect for openai: (default 60, env MLX26_LLM_TIMEOUT).")]
+    "--timeout", help="Seconds per HTTP read/connect for openai: (default 60, env MLX26_LLM_TIMEOUT).", metavar="NUMBER")]
 RetriesOpt = Annotated[int | None, typer.Option(
-    "--retries", help="Retries on 429/5xx/timeouts for openai: (default 3, env MLX26_LLM_RETRIES).", min=0)]
+    "--retries", help="Retries on 429/5xx/timeouts for openai: (default 3, env MLX26_LLM_RETRIES).", min=0, metavar="N")]
 ApiKeyEnvOpt = Annotated[str | None, typer.Option(
     "--api-key-env", metavar="VAR",
     help="Environment variable holding the API key (default MLX26_LLM_API_KEY, then OPENAI_API_KEY).")]
@@ -45,10 +45,10 @@ PricesOpt = Annotated[str | None, typer.Option(
     "--prices", metavar="FILE", help='Price table JSON/YAML {"MODEL": {"prompt": USD, "completion": USD}} '
                                      "per 1M tokens (default: all 0).")]
 BudgetUsdOpt = Annotated[float | None, typer.Option(
-    "--budget-usd", help="Refuse any call whose worst case would take the ledger over this many USD.", min=0)]
+    "--budget-usd", help="Refuse any call whose worst case would take the ledger over this many USD.", min=0, metavar="NUMBER")]
 BudgetTokensOpt = Annotated[int | None, typer.Option(
-    "--budget-tokens", help="Refuse any call whose worst case would take the ledger over this many tokens.", min=0)]
-PurposeOpt = Annotated[str, typer.Option("--purpose", help="Label for the ledger's per-purpose sums.")]
+    "--budget-tokens", help="Refuse any call whose worst case would take the ledger over this many tokens.", min=0, metavar="N")]
+PurposeOpt = Annotated[str, typer.Option("--purpose", help="Label for the ledger's per-purpose sums.", metavar="TEXT")]
 
 
 def ensure_extras(spec: str | None) -> None:

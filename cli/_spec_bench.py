@@ -12,16 +12,16 @@ from mlx26.core.spec_bench.spec import EMBEDDED
 PoolArg = Annotated[str, typer.Argument(help=f"Prompt file (JSON/JSONL with a category and turns/prompt/text; "
                                              f"- = stdin), or '{EMBEDDED}' for the built-in pool.",
                                         metavar="PROMPTS")]
-TargetOpt = Annotated[str, typer.Option("--target", help="Target model (zoo name or folder).")]
-DraftOpt = Annotated[str | None, typer.Option("--draft", help="Draft model with the target's tokenizer.")]
-KOpt = Annotated[int, typer.Option("-k", "--k", help="Draft tokens per step (>= 1).")]
-MaxTokOpt = Annotated[int, typer.Option("--max-tokens", help="New tokens per prompt.", min=1)]
+TargetOpt = Annotated[str, typer.Option("--target", help="Target model (zoo name or folder).", metavar="TEXT")]
+DraftOpt = Annotated[str | None, typer.Option("--draft", help="Draft model with the target's tokenizer.", metavar="TEXT")]
+KOpt = Annotated[int, typer.Option("-k", "--k", help="Draft tokens per step (>= 1).", metavar="N")]
+MaxTokOpt = Annotated[int, typer.Option("--max-tokens", help="New tokens per prompt.", min=1, metavar="N")]
 LimitOpt = Annotated[int | None, typer.Option("--limit", help="Use only the first N prompts (after --per-category).",
-                                              min=1)]
+                                              min=1, metavar="N")]
 PerCatOpt = Annotated[int | None, typer.Option("--per-category", help="Take the first N prompts of each category.",
-                                               min=1)]
+                                               min=1, metavar="N")]
 TruncOpt = Annotated[int | None, typer.Option("--truncate-prompt-tokens", help="Keep only the last N prompt tokens "
-                                              "(left truncation); without it an over-long prompt is an error.", min=1)]
+                                              "(left truncation); without it an over-long prompt is an error.", min=1, metavar="N")]
 
 
 def load_pool(source: str, per_category: int | None = None, limit: int | None = None) -> tuple[list[Any], list[Any]]:

@@ -7,7 +7,17 @@ from typing import Annotated
 import typer
 from mlx26.cli import _spec_bench as B
 from mlx26.cli._errors import InputError, require
-from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, check_output, emit, notice
+from mlx26.cli._io import (
+    FieldOpt,
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    check_output,
+    emit,
+    notice,
+)
 from mlx26.core.spec_bench.spec import DEFAULT_CONCURRENCY, EMBEDDED
 
 A = OutputFormat.auto
@@ -17,20 +27,20 @@ def register(app: typer.Typer) -> None:
     @app.command("serve-bench")
     def serve_bench_cmd(prompts: B.PoolArg = EMBEDDED,
                         url: Annotated[str | None, typer.Option("--url", help="Base URL of an OpenAI-compatible "
-                                                                "server, e.g. http://127.0.0.1:8000/v1.")] = None,
+                                                                "server, e.g. http://127.0.0.1:8000/v1.", metavar="TEXT")] = None,
                         model: Annotated[str | None, typer.Option("--model", help="Model id on the server (default: "
-                                                                  "--serve's target).")] = None,
+                                                                  "--serve's target).", metavar="TEXT")] = None,
                         serve: Annotated[str | None, typer.Option("--serve", metavar="TARGET", help="Instead of "
                                                                   "--url: start `llm serve --llm hf:TARGET --draft "
                                                                   "DRAFT` in-process on a free loopback port.")] = None,
                         draft: B.DraftOpt = "tiny-llama-draft", k: B.KOpt = 4,
                         concurrency: Annotated[list[int] | None, typer.Option(
-                            "--concurrency", "-c", help="Concurrency level; repeat (default 1 2 4 8 16).")] = None,
+                            "--concurrency", "-c", help="Concurrency level; repeat (default 1 2 4 8 16).", metavar="N")] = None,
                         requests: Annotated[int, typer.Option("--requests", help="Requests per level (at least the "
-                                                              "level).", min=1)] = 8,
+                                                              "level).", min=1, metavar="N")] = 8,
                         max_tokens: B.MaxTokOpt = 32, per_category: B.PerCatOpt = None, limit: B.LimitOpt = None,
-                        timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.")] = 120.0,
-                        output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False,
+                        timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.", metavar="NUMBER")] = 120.0,
+                        output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
                         quiet: QuietOpt = False) -> None:
         """Concurrency sweep (streaming): TTFT, TPOT/ITL, tokens/s and AL scraped from /metrics, per level.
 
@@ -92,7 +102,7 @@ def register(app: typer.Typer) -> None:
                    png: Annotated[str | None, typer.Option("--png", metavar="DIR", help="Write al_by_category.png "
                                                            "and throughput_vs_concurrency.png here (matplotlib).")
                                   ] = None,
-                   output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False,
+                   output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
                    quiet: QuietOpt = False) -> None:
         """Merge run / serve-bench reports into one table (and PNG plots): AL by category, throughput by level.
 

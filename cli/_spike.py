@@ -20,14 +20,16 @@ from mlx26.core.spike.spec import (
     TASKS,
 )
 
-TaskOpt = Annotated[str, typer.Option("--task", help=f"{' | '.join(TASKS)} (GLUE ones read --train/--test TSVs).")]
+TaskOpt = Annotated[str, typer.Option("--task", help=f"{' | '.join(TASKS)} (GLUE ones read --train/--test TSVs).", metavar="TEXT")]
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Model folder from `spike train --out`.", metavar="DIR")]
 TestOpt = Annotated[str | None, typer.Option("--test", help="GLUE TSV to evaluate on (GLUE tasks).", metavar="TSV")]
-NTestOpt = Annotated[int, typer.Option("--n-test", help="Held-out examples of a built-in task.", min=1, max=100_000)]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing -o/--metrics file, ONNX file or --out "
+NTestOpt = Annotated[int, typer.Option("--n-test", help="Held-out examples of a built-in task.", min=1, max=100_000, metavar="N")]
+ForceOpt = Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing -o/--metrics file, ONNX file or --out "
                                         "model folder (never a folder that is not a spike model).")]
+ForceExportOpt = Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing --onnx "
+                                              "or -o file.")]
 MaxLenOpt = Annotated[int, typer.Option("--max-len", help="Tokens per sequence; longer ones are truncated "
-                                        "(the count is reported).", min=1, max=512)]
+                                        "(the count is reported).", min=1, max=512, metavar="N")]
 EnergyTableOpt = Annotated[str | None, typer.Option("--energy-table", help="JSON/YAML {op: pJ} overriding the "
                                                     "45 nm defaults (see `spike energy --table`).", metavar="FILE")]
 

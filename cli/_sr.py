@@ -12,14 +12,14 @@ from mlx26.core.sr.spec import DEFAULT_MODEL, PARSIMONY
 ModelOpt = Annotated[str, typer.Option("--model", help="Shipped model name (tiny) or a folder from 'sr train'.",
                                        metavar="NAME|DIR")]
 SamplerOpt = Annotated[str, typer.Option("--sampler", help="model: the decoder proposes skeletons; prior: the "
-                                         "training prior does (ablation).")]
-CandOpt = Annotated[int, typer.Option("--candidates", help="Skeletons sampled per problem.", min=1)]
+                                         "training prior does (ablation).", metavar="TEXT")]
+CandOpt = Annotated[int, typer.Option("--candidates", help="Skeletons sampled per problem.", min=1, metavar="N")]
 OpsOpt = Annotated[list[str] | None, typer.Option("--operators", help="Allowed operator (repeatable; default all: "
                                                   "+ - * / pow neg inv pow2 pow3 sqrt exp log sin cos).",
                                                   metavar="OP")]
-MaxConstOpt = Annotated[int, typer.Option("--max-constants", help="Most free constants per candidate.", min=0)]
-ParsOpt = Annotated[float, typer.Option("--parsimony", help="λ in log10(FVU) + λ·length.", min=0.0)]
-RestartsOpt = Annotated[int, typer.Option("--restarts", help="Random LM restarts besides all-ones.", min=0)]
+MaxConstOpt = Annotated[int, typer.Option("--max-constants", help="Most free constants per candidate.", min=0, metavar="N")]
+ParsOpt = Annotated[float, typer.Option("--parsimony", help="λ in log10(FVU) + λ·length.", min=0.0, metavar="NUMBER")]
+RestartsOpt = Annotated[int, typer.Option("--restarts", help="Random LM restarts besides all-ones.", min=0, metavar="N")]
 DEFAULTS = {"model": DEFAULT_MODEL, "parsimony": PARSIMONY}
 
 

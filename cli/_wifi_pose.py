@@ -13,16 +13,16 @@ CaptureArg = Annotated[str, typer.Argument(help="A raw CSI capture (.dat) from t
                                            metavar="CAPTURE")]
 ClipsArg = Annotated[str, typer.Argument(help="Clips: an NPZ from `wifi-pose synth`, or a Person-in-WiFi-3D folder "
                                          "(csi/*.mat + keypoint/*.npy).", metavar="CLIPS")]
-ChipOpt = Annotated[str, typer.Option("--chip", help="intel5300 | atheros (parsed by csiread).")]
-LayoutOpt = Annotated[str, typer.Option("--layout", help="Axis order of csi_out in .mat files, names joined by '-'.")]
-LinksOpt = Annotated[int | None, typer.Option("--links", help="Expected links (Rx NICs) in .mat files.", min=1)]
-AntOpt = Annotated[int | None, typer.Option("--antennas", help="Expected antennas per link in .mat files.", min=1)]
-SubOpt = Annotated[int | None, typer.Option("--subcarriers", help="Expected subcarriers in .mat files.", min=1)]
-PktOpt = Annotated[int | None, typer.Option("--packets", help="Expected packets per frame in .mat files.", min=1)]
+ChipOpt = Annotated[str, typer.Option("--chip", help="intel5300 | atheros (parsed by csiread).", metavar="TEXT")]
+LayoutOpt = Annotated[str, typer.Option("--layout", help="Axis order of csi_out in .mat files, names joined by '-'.", metavar="TEXT")]
+LinksOpt = Annotated[int | None, typer.Option("--links", help="Expected links (Rx NICs) in .mat files.", min=1, metavar="N")]
+AntOpt = Annotated[int | None, typer.Option("--antennas", help="Expected antennas per link in .mat files.", min=1, metavar="N")]
+SubOpt = Annotated[int | None, typer.Option("--subcarriers", help="Expected subcarriers in .mat files.", min=1, metavar="N")]
+PktOpt = Annotated[int | None, typer.Option("--packets", help="Expected packets per frame in .mat files.", min=1, metavar="N")]
 ModelOpt = Annotated[str, typer.Option("--model", "-m", help="Checkpoint from `wifi-pose train --save`.",
                                        metavar="PATH")]
-ArchOpt = Annotated[str, typer.Option("--arch", help="mamba (WiFi-Mamba) | transformer (PiW3D-style baseline).")]
-PresetOpt = Annotated[str, typer.Option("--preset", help="Model size: tiny | small.")]
+ArchOpt = Annotated[str, typer.Option("--arch", help="mamba (WiFi-Mamba) | transformer (PiW3D-style baseline).", metavar="TEXT")]
+PresetOpt = Annotated[str, typer.Option("--preset", help="Model size: tiny | small.", metavar="TEXT")]
 MemoryOpt = Annotated[bool, typer.Option("--memory/--no-memory", help="Persistent SSM memory across frames.")]
 
 

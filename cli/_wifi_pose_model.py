@@ -7,15 +7,25 @@ from typing import Annotated
 import typer
 from mlx26.cli import _wifi_pose as W
 from mlx26.cli._errors import InputError, require
-from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, SeedOpt, emit, notice
+from mlx26.cli._io import (
+    FieldOpt,
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    emit,
+    notice,
+)
 from mlx26.core.wifi_pose.spec import PIW3D_LAYOUT
 
 A = OutputFormat.auto
-StepsOpt = Annotated[int, typer.Option("--steps", help="Optimiser steps.", min=1)]
-BatchOpt = Annotated[int, typer.Option("--batch", help="Windows per step.", min=1)]
-WindowOpt = Annotated[int, typer.Option("--window", help="Frames per window (truncated BPTT length).", min=1)]
-LrOpt = Annotated[float, typer.Option("--lr", help="AdamW peak learning rate (one-cycle).")]
-TestOpt = Annotated[float, typer.Option("--test-fraction", help="Sequences held out for testing.", min=0.05, max=0.9)]
+StepsOpt = Annotated[int, typer.Option("--steps", help="Optimiser steps.", min=1, metavar="N")]
+BatchOpt = Annotated[int, typer.Option("--batch", help="Windows per step.", min=1, metavar="N")]
+WindowOpt = Annotated[int, typer.Option("--window", help="Frames per window (truncated BPTT length).", min=1, metavar="N")]
+LrOpt = Annotated[float, typer.Option("--lr", help="AdamW peak learning rate (one-cycle).", metavar="NUMBER")]
+TestOpt = Annotated[float, typer.Option("--test-fraction", help="Sequences held out for testing.", min=0.05, max=0.9, metavar="NUMBER")]
 
 
 def _threads():
@@ -33,7 +43,7 @@ def register(app: typer.Typer) -> None:
                   steps: StepsOpt = 300, batch: BatchOpt = 16, window: WindowOpt = 4, lr: LrOpt = 3e-3,
                   test_fraction: TestOpt = 0.25, layout: W.LayoutOpt = PIW3D_LAYOUT, links: W.LinksOpt = None,
                   antennas: W.AntOpt = None, subcarriers: W.SubOpt = None, packets: W.PktOpt = None,
-                  seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False,
+                  seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
                   quiet: QuietOpt = False) -> None:
         """Train WiFi-Mamba or the PiW3D-style baseline on CPU; held-out sequences are evaluated at the end.
 
@@ -72,7 +82,7 @@ def register(app: typer.Typer) -> None:
                                                              "persistent memory at inference.")] = None,
                  png: Annotated[str | None, typer.Option("--png", help="Draw predicted vs true skeletons of a few "
                                                          "frames here (matplotlib).", metavar="PATH")] = None,
-                 layout: W.LayoutOpt = PIW3D_LAYOUT, output: OutputOpt = None, fmt: FormatOpt = A,
+                 layout: W.LayoutOpt = PIW3D_LAYOUT, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
                  force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """MPJPE (Hungarian and PiW3D's greedy matching), PCK3D@50/100/150 mm of a checkpoint on every clip.
 
@@ -106,8 +116,8 @@ def register(app: typer.Typer) -> None:
     @app.command("export")
     def export_cmd(model: W.ModelOpt, onnx: Annotated[str, typer.Option("--onnx", help="ONNX file to write.",
                                                                         metavar="PATH")],
-                   frames: Annotated[int, typer.Option("--frames", help="Frames timed per backend.", min=1)] = 100,
-                   output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                   frames: Annotated[int, typer.Option("--frames", help="Frames timed per backend.", min=1, metavar="N")] = 100,
+                   output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """Export to ONNX, check onnxruntime against torch (max |diff|), time both per frame (batch 1, 1 thread).
 
         \b
@@ -130,10 +140,10 @@ def register(app: typer.Typer) -> None:
         emit({"arch": net.kind, **rec}, output, fmt, force=force, title="wifi-pose export")
 
     @app.command("bench")
-    def bench_cmd(steps: StepsOpt = 200, sequences: Annotated[int, typer.Option("--sequences", min=4)] = 160,
-                  frames: Annotated[int, typer.Option("--frames", min=2)] = 6, window: WindowOpt = 3,
+    def bench_cmd(steps: StepsOpt = 200, sequences: Annotated[int, typer.Option("--sequences", min=4, metavar="N")] = 160,
+                  frames: Annotated[int, typer.Option("--frames", min=2, metavar="N")] = 6, window: WindowOpt = 3,
                   batch: BatchOpt = 8, preset: W.PresetOpt = "tiny", seed: SeedOpt = 0, output: OutputOpt = None,
-                  fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                  fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """SYNTHETIC side-by-side at equal width and budget: WiFi-Mamba ± memory vs PiW3D-style vs the mean pose.
 
         \b

@@ -7,7 +7,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from mlx26.cli._io import ForceOpt, OutputOpt, atomic_output, check_output, emit, emit_raw
+from mlx26.cli._io import (
+    FieldOpt,
+    ForceOpt,
+    OutputOpt,
+    QuietOpt,
+    atomic_output,
+    check_output,
+    emit,
+    emit_raw,
+    field_requested,
+)
 
 
 class ClaimsFormat(StrEnum):
@@ -20,7 +30,7 @@ class ClaimsFormat(StrEnum):
 
 
 def claims(
-    method: Annotated[str | None, typer.Argument(metavar="[METHOD]", help="One method (e.g. dp-mix); all if omitted.",
+    method: Annotated[str | None, typer.Argument(metavar="METHOD", help="One method (e.g. dp-mix); all if omitted.",
                                                  show_default=False)] = None,
     results: Annotated[Path | None, typer.Option(
         "--results", metavar="DIR",
@@ -31,7 +41,9 @@ def claims(
     output: OutputOpt = None,
     fmt: Annotated[ClaimsFormat, typer.Option("--format", "-f", help="auto | table | json | jsonl | csv | md.")
                    ] = ClaimsFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Every paper claim, the figure that tests it, the data, and whether it reproduced.
 
@@ -60,6 +72,8 @@ def claims(
         ledger = {**ledger, "claims": [r for r in ledger["claims"] if r["status"] == status]}
     rows = ledger["claims"]
     if fmt == ClaimsFormat.md:
+        if field_requested():
+            raise InputError("--field picks a field of records; --format md is a table.", hint="drop --field")
         text = claims_table(rows, with_method=method is None)
         if output in (None, "-"):
             emit_raw(text)
@@ -67,7 +81,8 @@ def claims(
             with atomic_output(output, force) as handle:
                 handle.write(text)
         return
-    if fmt == ClaimsFormat.json or (fmt == ClaimsFormat.auto and output and output.endswith(".json")):
+    if not field_requested() and (fmt == ClaimsFormat.json
+                                  or (fmt == ClaimsFormat.auto and output and output.endswith(".json"))):
         emit({**ledger, "summary": summary(rows)}, output, "json", force=force)
         return
     flat = [{"method": r["method"], "claim": r["claim"], "measured": r["measured"], "data": r["data"],

@@ -9,7 +9,17 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, SeedOpt, check_output, emit
+from mlx26.cli._io import (
+    FieldOpt,
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    check_output,
+    emit,
+)
 from mlx26.core.smartthinker.spec import STYLES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
@@ -17,16 +27,18 @@ app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
 @app.command("arith")
 def arith_cmd(
-    n: Annotated[int, typer.Option("--n", "-n", help="Number of problems.", min=0)] = 20,
-    split: Annotated[str, typer.Option("--split", help="Split name: train, rl, test (any name: a new stream).")
+    n: Annotated[int, typer.Option("--n", "-n", help="Number of problems.", min=0, metavar="N")] = 20,
+    split: Annotated[str, typer.Option("--split", help="Split name: train, rl, test (any name: a new stream).", metavar="TEXT")
                      ] = "train",
     kind: Annotated[list[str] | None, typer.Option("--kind", help="Problem kind (gain, share, change, left, "
-                                                   "distance, savings); repeat. Default: all.")] = None,
-    style: Annotated[str, typer.Option("--style", help="Chain in `completion`: " + " | ".join(STYLES) + ".")
+                                                   "distance, savings); repeat. Default: all.", metavar="TEXT")] = None,
+    style: Annotated[str, typer.Option("--style", help="Chain in `completion`: " + " | ".join(STYLES) + ".", metavar="TEXT")
                      ] = "mixed",
     seed: SeedOpt = 0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Synthetic arithmetic problems: prompt, gold answer, concise and verbose chains, SFT completion.

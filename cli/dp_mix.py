@@ -9,10 +9,12 @@ import math
 from typing import Annotated
 
 import typer
+from mlx26.cli import _complete as complete
 from mlx26.cli._errors import RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
     VALUE_KEY,
     ConfigOpt,
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     InputArg,
@@ -35,13 +37,15 @@ from mlx26.core.dp_mix.spec import MECHANISMS, MIXTURES, OBJECTIVES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
-EpsOpt = Annotated[float, typer.Option("--eps", "-e", help="Privacy parameter ε > 0.")]
-DeltaOpt = Annotated[float, typer.Option("--delta", "-d", help="Privacy parameter δ in (0, 1).")]
-SensOpt = Annotated[float, typer.Option("--sensitivity", "-s", help="Sensitivity Δ of the query (> 0).")]
-MechOpt = Annotated[str, typer.Option("--mechanism", "-m", help=" | ".join(MECHANISMS) + ".")]
-KOpt = Annotated[str, typer.Option("--K", help="Mixture half-width for multi: auto or an integer ≥ 1.")]
-ObjOpt = Annotated[str, typer.Option("--objective", help="Cost that optimised/best minimise: l1 (E|Z|) | l2 (E Z²).")]
-VerifyMechOpt = Annotated[str, typer.Option("--mechanism", "-m", help=" | ".join(MIXTURES) + ".")]
+EpsOpt = Annotated[float, typer.Option("--eps", "-e", help="Privacy parameter ε > 0.", metavar="NUMBER")]
+DeltaOpt = Annotated[float, typer.Option("--delta", "-d", help="Privacy parameter δ in (0, 1).", metavar="NUMBER")]
+SensOpt = Annotated[float, typer.Option("--sensitivity", "-s", help="Sensitivity Δ of the query (> 0).", metavar="NUMBER")]
+MechOpt = Annotated[str, typer.Option("--mechanism", "-m", help=" | ".join(MECHANISMS) + ".", metavar="MECHANISM",
+                                      autocompletion=complete.dp_mechanisms)]
+KOpt = Annotated[str, typer.Option("--K", help="Mixture half-width for multi: auto or an integer ≥ 1.", metavar="TEXT")]
+ObjOpt = Annotated[str, typer.Option("--objective", help="Cost that optimised/best minimise: l1 (E|Z|) | l2 (E Z²).", metavar="TEXT")]
+VerifyMechOpt = Annotated[str, typer.Option("--mechanism", "-m", help=" | ".join(MIXTURES) + ".",
+                                            metavar="MECHANISM", autocompletion=complete.dp_mixtures)]
 
 
 def _mechanism(name: str, allowed: tuple[str, ...] = MECHANISMS) -> str:
@@ -78,6 +82,8 @@ def calibrate(
     objective: ObjOpt = "l1",
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Smallest noise scale σ that gives (ε, δ)-DP, with its l1/l2 cost and the certified δ.
@@ -103,13 +109,15 @@ def calibrate(
 @app.command("compare")
 def compare(
     ctx: typer.Context,
-    eps: Annotated[list[float] | None, typer.Option("--eps", "-e", help="ε; repeat for a grid.")] = None,
-    delta: Annotated[list[float] | None, typer.Option("--delta", "-d", help="δ; repeat for a grid.")] = None,
+    eps: Annotated[list[float] | None, typer.Option("--eps", "-e", help="ε; repeat for a grid.", metavar="NUMBER")] = None,
+    delta: Annotated[list[float] | None, typer.Option("--delta", "-d", help="δ; repeat for a grid.", metavar="NUMBER")] = None,
     sensitivity: SensOpt = 1.0,
     grid: Annotated[str | None, typer.Option("--grid", help="File of eps,delta rows (CSV/JSONL/JSON).",
                                              metavar="FILE")] = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
     config: ConfigOpt = None,
     print_config: PrintConfigOpt = False,
@@ -159,17 +167,19 @@ def _grid_points(path: str) -> list[tuple[float, float]]:
 
 @app.command("verify")
 def verify(
-    sigma: Annotated[float, typer.Option("--sigma", help="Noise scale σ to check.")],
+    sigma: Annotated[float, typer.Option("--sigma", help="Noise scale σ to check.", metavar="NUMBER")],
     eps: EpsOpt,
     delta: DeltaOpt,
     mechanism: VerifyMechOpt = "multi",
     sensitivity: SensOpt = 1.0,
-    k: Annotated[int | None, typer.Option("--K", help="Mixture half-width (multi); default: auto.")] = None,
-    backend: Annotated[str, typer.Option("--backend", help="native | dp-accounting (cross-check).")] = "native",
+    k: Annotated[int | None, typer.Option("--K", help="Mixture half-width (multi); default: auto.", metavar="N")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="native | dp-accounting (cross-check).", metavar="TEXT")] = "native",
     rigorous: Annotated[bool, typer.Option("--rigorous", help="Also prove an upper bound on δ with interval "
                                            "arithmetic (mpmath iv; slow).")] = False,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Certified worst-case δ of a mechanism at σ over all shifts in [0, Δ]; exit 1 if it exceeds δ.
@@ -234,8 +244,8 @@ def noise(
     delta: DeltaOpt,
     sensitivity: SensOpt,
     mechanism: MechOpt = "multi",
-    column: Annotated[str | None, typer.Option("--column", "-c", help="Column to privatise.")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="For tests only: seeded noise is NOT private.", min=0)
+    column: Annotated[str | None, typer.Option("--column", "-c", help="Column to privatise.", metavar="TEXT")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="For tests only: seeded noise is NOT private.", min=0, metavar="N")
                     ] = None,
     skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Drop rows whose cell is not a finite number.")
                         ] = False,
@@ -247,10 +257,11 @@ def noise(
                                                metavar="FILE")] = None,
     charge: Annotated[str, typer.Option("--charge", help="per-value: charge n·(ε, δ) for n values (a neighbour may "
                                         "change them all) | once: charge (ε, δ) once, valid only if a neighbouring "
-                                        "dataset changes at most one value (disjoint groups).")] = "per-value",
+                                        "dataset changes at most one value (disjoint groups).", metavar="TEXT")] = "per-value",
     input_format: InputFormatOpt = InputFormat.auto,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -342,14 +353,16 @@ def _noise_column(rows: list[tuple[int, dict]], column: str | None, name: str) -
 def compose(
     eps: EpsOpt,
     delta: DeltaOpt,
-    k: Annotated[int, typer.Option("--k", help="Number of uses (compositions), 1..100000.")],
+    k: Annotated[int, typer.Option("--k", help="Number of uses (compositions), 1..100000.", metavar="N")],
     sensitivity: SensOpt = 1.0,
     mechanism: MechOpt = "multi",
     objective: ObjOpt = "l1",
     target_delta: Annotated[float | None, typer.Option("--target-delta", help="δ of the composed guarantee "
-                                                       "(default: k·δ).")] = None,
+                                                       "(default: k·δ).", metavar="NUMBER")] = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """(ε, δ) after k uses of a mechanism calibrated to (ε, δ): our FFT accounting and dp-accounting's.
@@ -384,12 +397,14 @@ def compose(
 def vector(
     eps: EpsOpt,
     delta: DeltaOpt,
-    dim: Annotated[int, typer.Option("--dim", help="Dimension d of the query.")],
+    dim: Annotated[int, typer.Option("--dim", help="Dimension d of the query.", metavar="N")],
     sensitivity: SensOpt = 1.0,
-    norm: Annotated[str, typer.Option("--norm", help="Norm of the sensitivity bound: l1 | l2 | linf.")] = "linf",
+    norm: Annotated[str, typer.Option("--norm", help="Norm of the sensitivity bound: l1 | l2 | linf.", metavar="TEXT")] = "linf",
     mechanism: MechOpt = "gaussian",
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Noise for a d-dimensional query whose change has the named norm ≤ Δ, at (ε, δ) overall.
@@ -423,10 +438,15 @@ def vector(
 
 @app.command("budget")
 def budget_init(
-    path: Annotated[str, typer.Argument(help="Budget file (JSON) to create.")],
+    path: Annotated[str, typer.Argument(help="Budget file (JSON) to create.", metavar="FILE")],
     eps: EpsOpt,
     delta: DeltaOpt,
-    force: ForceOpt = False,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE",
+                                        help="Replace an existing budget FILE (and -o file).")] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Create a privacy budget file that `noise --budget FILE` charges (basic composition).
 
@@ -436,4 +456,5 @@ def budget_init(
     """
     from mlx26.core.dp_mix.accounting import init_budget
 
-    emit(init_budget(path, eps, delta, force=force) | {"path": path}, None, OutputFormat.auto, title="dp-mix budget")
+    check_output(output, force)
+    emit(init_budget(path, eps, delta, force=force) | {"path": path}, output, fmt, force=force, title="dp-mix budget")

@@ -12,7 +12,7 @@ import typer
 from mlx26.cli import _fmri as F
 from mlx26.cli import _fmri_train
 from mlx26.cli._errors import InputError, require, unknown_name
-from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, SeedOpt, emit
+from mlx26.cli._io import FieldOpt, ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, SeedOpt, emit
 from mlx26.core.fmri.spec import BG_PAPER, FINE, SYNTH_KINDS, TAU_PAPER
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
@@ -22,14 +22,14 @@ A = OutputFormat.auto
 @app.command("synth")
 def synth_cmd(dest: Annotated[str, typer.Argument(help="A folder (BIDS-style sub-*/func/*_bold.nii.gz) or one "
                                                   ".nii.gz file.", metavar="DEST")],
-              subjects: Annotated[int, typer.Option("--subjects", min=1)] = 4,
-              runs: Annotated[int, typer.Option("--runs", min=1)] = 2,
-              frames: Annotated[int, typer.Option("--frames", help="Frames per run.", min=1)] = 96,
-              size: Annotated[int, typer.Option("--size", help="Cube edge in voxels.", min=8)] = 32,
-              tr: Annotated[float, typer.Option("--tr", help="TR in seconds.")] = 2.0,
-              kind: Annotated[str, typer.Option("--kind", help="task (HRF blocks) | rest (AR(1)).")] = "task",
-              tsnr: Annotated[float, typer.Option("--tsnr", help="Temporal SNR of the noise.")] = 60.0,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False,
+              subjects: Annotated[int, typer.Option("--subjects", min=1, metavar="N")] = 4,
+              runs: Annotated[int, typer.Option("--runs", min=1, metavar="N")] = 2,
+              frames: Annotated[int, typer.Option("--frames", help="Frames per run.", min=1, metavar="N")] = 96,
+              size: Annotated[int, typer.Option("--size", help="Cube edge in voxels.", min=8, metavar="N")] = 32,
+              tr: Annotated[float, typer.Option("--tr", help="TR in seconds.", metavar="NUMBER")] = 2.0,
+              kind: Annotated[str, typer.Option("--kind", help="task (HRF blocks) | rest (AR(1)).", metavar="TEXT")] = "task",
+              tsnr: Annotated[float, typer.Option("--tsnr", help="Temporal SNR of the noise.", metavar="NUMBER")] = 60.0,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
               quiet: QuietOpt = False) -> None:
     """Write SYNTHETIC 4D runs on nilearn's bundled MNI152 masks, with per-frame labels in JSON sidecars.
 
@@ -72,11 +72,11 @@ def synth_cmd(dest: Annotated[str, typer.Argument(help="A folder (BIDS-style sub
 @app.command("preprocess")
 def preprocess_cmd(input: F.SourceArg, npz: Annotated[str, typer.Option("--npz", help="Output NPZ of clips.",
                                                                          metavar="PATH")],
-                   size: Annotated[int, typer.Option("--size", help="Cube edge after pad/crop.", min=1)] = 32,
+                   size: Annotated[int, typer.Option("--size", help="Cube edge after pad/crop.", min=1, metavar="N")] = 32,
                    frames: F.FramesOpt = 8, voxel: Annotated[float | None, typer.Option(
-                       "--voxel", help="Isotropic voxel size in mm (default: the finest axis).")] = None,
-                   tr: Annotated[float | None, typer.Option("--tr", help="Target TR in seconds (cubic spline).")] = None,
-                   tr_in: F.TrInOpt = None, zscore: F.ZscoreOpt = True, output: OutputOpt = None, fmt: FormatOpt = A,
+                       "--voxel", help="Isotropic voxel size in mm (default: the finest axis).", metavar="NUMBER")] = None,
+                   tr: Annotated[float | None, typer.Option("--tr", help="Target TR in seconds (cubic spline).", metavar="NUMBER")] = None,
+                   tr_in: F.TrInOpt = None, zscore: F.ZscoreOpt = True, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
                    force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Resample isotropic, pad/crop to a cube, retime to a TR, z-score, cut T-frame clips into an NPZ.
 
@@ -103,9 +103,9 @@ def preprocess_cmd(input: F.SourceArg, npz: Annotated[str, typer.Option("--npz",
 def tokenize_cmd(input: F.SourceArg, tau: F.TauOpt = TAU_PAPER, bg: F.BgOpt = BG_PAPER, patch: F.PatchOpt = FINE,
                  scales: F.ScalesOpt = 2, score: F.ScoreOpt = "std", patching: F.PatchingOpt = "dynamic",
                  frames: Annotated[int, typer.Option("--frames", "-T", help="Use the first T frames of a NIfTI run "
-                                                     "(0 = all).", min=0)] = 0,
+                                                     "(0 = all).", min=0, metavar="N")] = 0,
                  zscore: F.ZscoreOpt = True, tr_in: F.TrInOpt = None, npz: F.NpzOpt = None, seed: SeedOpt = 0,
-                 output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                 output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Dynamic patching: token counts per scale, foreground voxels and coverage; tokens to --npz.
 
     \b
@@ -131,11 +131,11 @@ def tokenize_cmd(input: F.SourceArg, tau: F.TauOpt = TAU_PAPER, bg: F.BgOpt = BG
 
 @app.command("show")
 def show_cmd(input: F.SourceArg, png: Annotated[str, typer.Option("--png", help="PNG to write.", metavar="PATH")],
-             clip: Annotated[int, typer.Option("--clip", help="Clip index of an NPZ.", min=0)] = 0,
-             axis: Annotated[str, typer.Option("--axis", help="x | y | z.")] = "z",
-             index: Annotated[int | None, typer.Option("--slice", help="Slice index (default: middle).")] = None,
+             clip: Annotated[int, typer.Option("--clip", help="Clip index of an NPZ.", min=0, metavar="N")] = 0,
+             axis: Annotated[str, typer.Option("--axis", help="x | y | z.", metavar="TEXT")] = "z",
+             index: Annotated[int | None, typer.Option("--slice", help="Slice index (default: middle).", metavar="N")] = None,
              tau: F.TauOpt = TAU_PAPER, bg: F.BgOpt = BG_PAPER, zscore: F.ZscoreOpt = True,
-             output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Draw one slice with the chosen patches (coarse vs fine) to a PNG.
 
     \b

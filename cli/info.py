@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, check_output, emit
+from mlx26.cli._io import FieldOpt, ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, check_output, emit
 
 
 def info(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Show the version, Python, which extras and backends are present, and the data directory.

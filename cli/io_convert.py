@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._io import (
     ConfigOpt,
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     InputArg,
@@ -19,6 +20,7 @@ from mlx26.cli._io import (
     OutputFormat,
     OutputOpt,
     PrintConfigOpt,
+    QuietOpt,
     check_output,
     emit,
     parse_number,
@@ -36,6 +38,8 @@ def convert(
     input_format: InputFormatOpt = InputFormat.auto,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
     detect_types: Annotated[bool, typer.Option("--detect-types", help="Turn numeric CSV/TSV cells into numbers.")
                             ] = False,

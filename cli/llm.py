@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 from mlx26.cli._errors import UsageError
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     InputArg,
@@ -70,7 +71,7 @@ def chat(
     prompt: Annotated[str | None, typer.Argument(help="The prompt; - (or none without --messages) reads stdin.",
                                                  metavar="PROMPT")] = None,
     llm: LLMOpt = None,
-    system: Annotated[str | None, typer.Option("--system", help="A system message sent first.")] = None,
+    system: Annotated[str | None, typer.Option("--system", help="A system message sent first.", metavar="TEXT")] = None,
     messages: Annotated[str | None, typer.Option("--messages", metavar="FILE", help="JSON/JSONL {role, content} "
                                                  "records sent before PROMPT (- = stdin).")] = None,
     raw: Annotated[bool, typer.Option("--raw", help="Send PROMPT as a raw completion (no chat template).")] = False,
@@ -91,6 +92,7 @@ def chat(
     purpose: PurposeOpt = "chat",
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -144,31 +146,34 @@ def chat(
 @app.command("serve")
 def serve(
     llm: LLMOpt = None,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on (loopback unless --allow-remote).")
+    host: Annotated[str, typer.Option("--host", help="Address to listen on (loopback unless --allow-remote).", metavar="TEXT")
                     ] = "127.0.0.1",
     port: Annotated[int | None, typer.Option("--port", help="Port; 0 = any free one (default 8000; 0 with "
-                                             "--self-test).")] = None,
+                                             "--self-test).", metavar="N")] = None,
     model_name: Annotated[str | None, typer.Option("--model-name", help="Model id to serve (default: the "
-                                                   "backend's).")] = None,
+                                                   "backend's).", metavar="TEXT")] = None,
     fault: Annotated[list[str] | None, typer.Option("--fault", help="Inject: 429 | 500 | malformed | slow | cut | "
-                                                    "length; repeat to alternate.")] = None,
+                                                    "length; repeat to alternate.", metavar="TEXT")] = None,
     fault_count: Annotated[int, typer.Option("--fault-count", help="Fault only the first N generation requests "
-                                             "(0 = all).", min=0)] = 0,
-    retry_after: Annotated[float, typer.Option("--retry-after", help="Retry-After seconds sent with 429.", min=0)
+                                             "(0 = all).", min=0, metavar="N")] = 0,
+    retry_after: Annotated[float, typer.Option("--retry-after", help="Retry-After seconds sent with 429.", min=0, metavar="NUMBER")
                            ] = 1.0,
-    slow_s: Annotated[float, typer.Option("--slow-s", help="Delay of the slow fault, in seconds.", min=0)] = 2.0,
+    slow_s: Annotated[float, typer.Option("--slow-s", help="Delay of the slow fault, in seconds.", min=0, metavar="NUMBER")] = 2.0,
     require_key_env: Annotated[str | None, typer.Option("--require-key-env", metavar="VAR", help="Require "
                                                         "'Authorization: Bearer $VAR' from clients.")] = None,
     max_requests: Annotated[int | None, typer.Option("--max-requests", help="Exit after serving N generation "
-                                                     "requests.", min=1)] = None,
+                                                     "requests.", min=1, metavar="N")] = None,
     self_test: Annotated[bool, typer.Option("--self-test", help="Start, check every endpoint with the built-in "
                                             "client, print a report and exit.")] = False,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Allow a non-loopback --host.")] = False,
     draft: Annotated[str | None, typer.Option("--draft", metavar="MODEL", help="Speculative decoding with this "
                                               "draft model (zoo name or folder; needs --llm hf:TARGET); exports "
                                               "vLLM's spec_decode counters on /metrics.")] = None,
-    draft_k: Annotated[int, typer.Option("--draft-k", help="Draft tokens per step with --draft.")] = 4,
+    draft_k: Annotated[int, typer.Option("--draft-k", help="Draft tokens per step with --draft.", metavar="N")] = 4,
+    output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Serve a backend as an OpenAI-compatible API (/v1/models, /v1/chat/completions, /v1/completions, /metrics).
@@ -185,6 +190,10 @@ def serve(
     import json
     import os
 
+    check_output(output, force)
+    if output not in (None, "-") and not self_test:
+        raise UsageError("-o/--output holds the --self-test report; a running server prints its address on stdout.",
+                         hint="add --self-test, or drop -o")
     api_key = None
     if require_key_env:
         api_key = os.environ.get(require_key_env)
@@ -219,7 +228,7 @@ def serve(
 
                 with server:
                     report = check(server.base_url, server.model_name, api_key=api_key)
-                emit(report, None, fmt, title="llm serve --self-test")
+                emit(report, output, fmt, force=force, title="llm serve --self-test")
                 return
             emit_raw(json.dumps({"base_url": server.base_url, "model": server.model_name,
                                  "backend": backend.label}) + "\n")
@@ -232,9 +241,11 @@ def serve(
 def ledger_summary(
     input: InputArg,
     by: Annotated[list[str] | None, typer.Option("--by", help="Group by purpose | model | backend; repeat to "
-                                                 "nest (default: purpose).")] = None,
+                                                 "nest (default: purpose).", metavar="TEXT")] = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Summarise a ledger written with --ledger: calls, refusals, cache hits, tokens and cost per group.

@@ -14,7 +14,8 @@ import sys
 from typing import Annotated
 
 import typer
-from mlx26.cli._errors import handle
+from mlx26.cli._errors import InputError, did_you_mean, handle
+from mlx26.cli._io import reset_run_state
 from mlx26.core._version import __version__
 
 # (command name, "module:function") for single commands; (group name, "module:app") for groups.
@@ -82,7 +83,7 @@ def build_app() -> typer.Typer:
         help="Methods of 19 ICML 2026 papers as one command-line toolbox.\n\n"
         "Data goes to stdout, everything else to stderr. INPUT may be - for stdin.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, PowerShell)
         rich_markup_mode=None,  # plain help: no rich import on the --help path, stable for docs
         pretty_exceptions_enable=False,
         # A fixed width keeps --help identical on every terminal, so docs/cli-reference.md is stable.
@@ -126,15 +127,34 @@ def subcommand_names(group: str) -> tuple[str, ...]:
 
 def _with_default_subcommand(args: list[str]) -> list[str]:
     if len(args) >= 2 and args[0] in DEFAULT_SUBCOMMANDS:
-        if args[1] not in (*subcommand_names(args[0]), "-h", "--help"):
+        names = subcommand_names(args[0])
+        if args[1] not in (*names, "-h", "--help"):
+            _refuse_mistyped_subcommand(args[0], args[1], names)
             return [args[0], DEFAULT_SUBCOMMANDS[args[0]], *args[1:]]
     return args
 
 
+def _refuse_mistyped_subcommand(group: str, word: str, names: tuple[str, ...]) -> None:
+    """`mlx26 simplify rnu -` is a typo of `run`, not an input file named 'rnu' (issue 31).
+
+    A word close to a subcommand name that is not an existing path is refused with did-you-mean;
+    anything else (a path, -, an option, an unrelated word) goes to the default subcommand.
+    """
+    import os
+
+    if word.startswith("-") or os.path.exists(word):
+        return
+    suggestion = did_you_mean(word, names)
+    if suggestion:
+        raise InputError(f"No such command '{word}'. {suggestion}",
+                         hint=f"see 'mlx26 {group} --help'; a file named '{word}' does not exist")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI on ``argv`` and return the exit code (never raises, except under MLX26_DEBUG)."""
-    args = _with_default_subcommand(sys.argv[1:] if argv is None else list(argv))
+    reset_run_state()
     try:
+        args = _with_default_subcommand(sys.argv[1:] if argv is None else list(argv))
         rc = app(args=args, prog_name="mlx26", standalone_mode=False)
     except Exception as exc:  # every failure becomes one line + exit code
         return handle(exc, command_names())

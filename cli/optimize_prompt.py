@@ -11,7 +11,9 @@ from typing import Annotated, Any
 import typer
 from mlx26.cli._errors import UsageError, require, unknown_name
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
+    ForceOutOpt,
     FormatOpt,
     OutputFormat,
     OutputOpt,
@@ -47,7 +49,7 @@ TargetOpt = Annotated[str | None, typer.Option("--llm", envvar="MLX26_LLM", meta
 OptimizerLLMOpt = Annotated[str | None, typer.Option("--optimizer-llm", metavar="SPEC",
                                                      help="The optimiser/judge model [default: the --llm model].")]
 ScorerOpt = Annotated[str | None, typer.Option("--scorer", help=f"Answer scorer: {', '.join(SCORERS)} "
-                                               "[default: from the task's answer format].")]
+                                               "[default: from the task's answer format].", metavar="TEXT")]
 
 
 def _check_choice(kind: str, value: str | None, choices: tuple[str, ...]) -> None:
@@ -80,40 +82,40 @@ def _initial_prompt(prompt_file: str | None, template: str | None) -> str | None
 def run_cmd(
     demo: DemoOpt = False, task: TaskOpt = None, llm: TargetOpt = None, optimizer_llm: OptimizerLLMOpt = None,
     optimizer: Annotated[str, typer.Option("--optimizer", help=f"{' | '.join(OPTIMIZERS)} (SPO-, APE-style "
-                                           "baselines and no optimisation run in the same harness).")] = "mrpea",
-    rounds: Annotated[int, typer.Option("--rounds", help="Most optimisation rounds.", min=0)] = DEFAULT_ROUNDS,
-    n_validation: Annotated[int, typer.Option("--n-validation", help="Validation inputs per round.", min=1)]
+                                           "baselines and no optimisation run in the same harness).", metavar="TEXT")] = "mrpea",
+    rounds: Annotated[int, typer.Option("--rounds", help="Most optimisation rounds.", min=0, metavar="N")] = DEFAULT_ROUNDS,
+    n_validation: Annotated[int, typer.Option("--n-validation", help="Validation inputs per round.", min=1, metavar="N")]
     = DEFAULT_VALIDATION,
-    n_inputs: Annotated[int, typer.Option("--n-inputs", help="Unlabelled inputs read from a data file.", min=1)] = 8,
+    n_inputs: Annotated[int, typer.Option("--n-inputs", help="Unlabelled inputs read from a data file.", min=1, metavar="N")] = 8,
     pairwise_repeats: Annotated[int, typer.Option("--pairwise-repeats", help="Pairwise judgements per input and "
-                                                  "order (both orders always).", min=1)] = 1,
+                                                  "order (both orders always).", min=1, metavar="N")] = 1,
     target_max_tokens: Annotated[int, typer.Option("--target-max-tokens", help="Most tokens per target answer.",
-                                                   min=1)] = 256,
+                                                   min=1, metavar="N")] = 256,
     optimizer_max_tokens: Annotated[int, typer.Option("--optimizer-max-tokens", help="Most tokens per optimiser "
-                                                      "reply.", min=1)] = 384,
+                                                      "reply.", min=1, metavar="N")] = 384,
     budget_usd: BudgetUsdOpt = None, budget_tokens: BudgetTokensOpt = None, prices: PricesOpt = None,
     ledger: LedgerOpt = None,
     estimate: Annotated[str, typer.Option("--estimate", help="Round cost estimate: worst (every call at max "
                                           "tokens; a started round always finishes) | expected (1.5 × the "
                                           "costliest round so far; more rounds fit, the last may be cut). "
-                                          "The budget holds either way.")] = "worst",
+                                          "The budget holds either way.", metavar="TEXT")] = "worst",
     docs: Annotated[str | None, typer.Option("--docs", metavar="DIR", help="Notes folder (.md/.txt) for BM25 "
                                              "retrieval [default with --demo: the shipped demo notes].")] = None,
     no_retrieval: Annotated[bool, typer.Option("--no-retrieval", help="Never retrieve (ablation).")] = False,
     prompt: Annotated[str | None, typer.Option("--prompt", metavar="FILE", help="Initial prompt file "
                                                "[default: the task's template].")] = None,
-    template: Annotated[str | None, typer.Option("--template", help="Initial prompt text with {input}.")] = None,
+    template: Annotated[str | None, typer.Option("--template", help="Initial prompt text with {input}.", metavar="TEXT")] = None,
     eval_data: Annotated[str | None, typer.Option("--eval-data", metavar="FILE", help="Labelled data to measure "
                                                   "the gain after optimising (read by eval only).")] = None,
-    eval_n: Annotated[int, typer.Option("--eval-n", help="Labelled records used by --eval-data.", min=1)] = 60,
+    eval_n: Annotated[int, typer.Option("--eval-n", help="Labelled records used by --eval-data.", min=1, metavar="N")] = 60,
     eval_offset: Annotated[int, typer.Option("--eval-offset", help="Skip this many labelled records first "
-                                             "(keep them apart from --task inputs).", min=0)] = 0,
+                                             "(keep them apart from --task inputs).", min=0, metavar="N")] = 0,
     scorer: ScorerOpt = None, seed: SeedOpt = 0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the first round's cost estimate (and whether "
                                           "the budget admits it) and exit; no call is made.")] = False,
     out: Annotated[str | None, typer.Option("--out", metavar="FILE", help="Trace JSONL: one record per round, "
                                             "then the summary (written atomically).")] = None,
-    output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False, quiet: QuietOpt = False,
+    output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOutOpt = False, quiet: QuietOpt = False,
 ) -> None:
     """Optimise a prompt without labels; print the summary (gain, tokens_spent, usd_spent, usd_per_task).
 
@@ -220,14 +222,14 @@ def _setup(demo: bool, task: str | None, llm: str | None, optimizer_llm: str | N
 def eval_cmd(
     demo: DemoOpt = False,
     prompt: Annotated[str | None, typer.Option("--prompt", metavar="FILE", help="Prompt file with {input}.")] = None,
-    template: Annotated[str | None, typer.Option("--template", help="Prompt text with {input}.")] = None,
+    template: Annotated[str | None, typer.Option("--template", help="Prompt text with {input}.", metavar="TEXT")] = None,
     data: Annotated[str | None, typer.Option("--data", metavar="FILE", help="Labelled GSM8K JSONL, BBH JSON or "
                                              "JSON/JSONL records with input + target/answer/label.")] = None,
     scorer: ScorerOpt = None, llm: TargetOpt = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="Evaluate the first N records.", min=1)] = None,
-    offset: Annotated[int, typer.Option("--offset", help="Skip this many records first.", min=0)] = 0,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Most tokens per answer.", min=1)] = 256,
-    seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False,
+    limit: Annotated[int | None, typer.Option("--limit", help="Evaluate the first N records.", min=1, metavar="N")] = None,
+    offset: Annotated[int, typer.Option("--offset", help="Skip this many records first.", min=0, metavar="N")] = 0,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Most tokens per answer.", min=1, metavar="N")] = 256,
+    seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Accuracy of one prompt on labelled data (the only command that reads labels).
@@ -268,7 +270,7 @@ def eval_cmd(
 @app.command("report")
 def report_cmd(
     trace: Annotated[str, typer.Argument(help="Trace JSONL written by `run --out`, or - for stdin.", metavar="TRACE")],
-    output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False,
+    output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False,
 ) -> None:
     """One row per round of a trace (accepted, scores, pairwise tally, tokens, $) and the TOTAL row.
 

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import BackendMissing, RuntimeFailure, require, unknown_name
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     OutputFormat,
@@ -31,26 +32,27 @@ COMPACT = ("pipeline", "stage", "device", "time_s", "share", "flops", "bytes", "
 
 
 def profile_memory(
-    pipeline: Annotated[str, typer.Option("--pipeline", help=" | ".join(PIPELINES) + ".")] = "quest",
-    device: Annotated[str, typer.Option("--device", help="cpu | gpu (CUDA/ROCm via torch) | fpga.")] = "cpu",
+    pipeline: Annotated[str, typer.Option("--pipeline", help=" | ".join(PIPELINES) + ".", metavar="TEXT")] = "quest",
+    device: Annotated[str, typer.Option("--device", help="cpu | gpu (CUDA/ROCm via torch) | fpga.", metavar="TEXT")] = "cpu",
     fpga_backend: Annotated[str, typer.Option("--fpga-backend", help="emu: HLS C++ built by g++ (times modelled); "
-                                              "xrt: an Alveo card through pyxrt.")] = "emu",
+                                              "xrt: an Alveo card through pyxrt.", metavar="TEXT")] = "emu",
     xclbin: Annotated[str | None, typer.Option("--xclbin", help="Kernels built from fpga/hls by v++ (xrt).",
                                                metavar="PATH")] = None,
     model: Annotated[str, typer.Option("--model", help="A zoo NAME or a Llama-family model folder.",
                                        metavar="MODEL")] = "tiny-llama-long",
-    context: Annotated[int, typer.Option("--context", help="Context tokens (seeded random ids).")] = 2048,
-    decode_steps: Annotated[int, typer.Option("--decode-steps", help="Decode steps timed.")] = 8,
+    context: Annotated[int, typer.Option("--context", help="Context tokens (seeded random ids).", metavar="N")] = 2048,
+    decode_steps: Annotated[int, typer.Option("--decode-steps", help="Decode steps timed.", metavar="N")] = 8,
     budget: Annotated[int, typer.Option("--budget", help="Tokens kept by the retrieval (pages/chunks/segments × "
-                                        "their size).")] = 512,
+                                        "their size).", metavar="N")] = 512,
     specs: Annotated[str | None, typer.Option("--specs", help='JSON {"gpu": NAME|{...}, "fpga": NAME|{...}}; '
                                               "default MI210 + U55C.", metavar="FILE")] = None,
-    placement: Annotated[str, typer.Option("--placement", help=" | ".join(PLACEMENTS) + " (modelled offload).")
+    placement: Annotated[str, typer.Option("--placement", help=" | ".join(PLACEMENTS) + " (modelled offload).", metavar="TEXT")
                          ] = "auto",
     overlap: Annotated[bool, typer.Option("--overlap/--no-overlap", help="Model GPU/FPGA overlap.")] = True,
     seed: SeedOpt = 0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:

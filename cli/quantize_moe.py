@@ -13,7 +13,8 @@ import typer
 from mlx26.cli._errors import UsageError, unknown_name
 from mlx26.cli._io import (
     ConfigOpt,
-    ForceOpt,
+    FieldOpt,
+    ForceOutOpt,
     FormatOpt,
     OutputFormat,
     OutputOpt,
@@ -64,15 +65,15 @@ def quantize_moe(
     ctx: typer.Context,
     model: Annotated[str, typer.Option("--model", help="A zoo NAME, a model folder, or a folder written by "
                                        "--out (then it is only evaluated).", metavar="MODEL")] = "tiny-moe",
-    bits: Annotated[int, typer.Option("--bits", "-b", help="Bits per weight: 2, 3, 4 or 8.")] = 4,
-    group_size: Annotated[int, typer.Option("--group-size", "-g", help="Input channels per (scale, zero).")] = 64,
-    base: Annotated[str, typer.Option("--base", help="rtn | gptq | hqq (needs the hqq package).")] = "rtn",
-    lowrank: Annotated[str, typer.Option("--lowrank", help="none | lqer (per expert) | tileq (shared tiles).")
+    bits: Annotated[int, typer.Option("--bits", "-b", help="Bits per weight: 2, 3, 4 or 8.", metavar="N")] = 4,
+    group_size: Annotated[int, typer.Option("--group-size", "-g", help="Input channels per (scale, zero).", metavar="N")] = 64,
+    base: Annotated[str, typer.Option("--base", help="rtn | gptq | hqq (needs the hqq package).", metavar="TEXT")] = "rtn",
+    lowrank: Annotated[str, typer.Option("--lowrank", help="none | lqer (per expert) | tileq (shared tiles).", metavar="TEXT")
                        ] = "tileq",
-    rank: Annotated[int, typer.Option("--rank", "-r", help="Rank of the correction.")] = 8,
-    rows: Annotated[int | None, typer.Option("--rows", help="TileQ row groups P (default 1, or searched).")] = None,
-    cols: Annotated[int | None, typer.Option("--cols", help="TileQ column groups Q (default 1, or searched).")] = None,
-    cluster: Annotated[str, typer.Option("--cluster", help="Expert grouping: " + " | ".join(CLUSTERS) + ".")] = "index",
+    rank: Annotated[int, typer.Option("--rank", "-r", help="Rank of the correction.", metavar="N")] = 8,
+    rows: Annotated[int | None, typer.Option("--rows", help="TileQ row groups P (default 1, or searched).", metavar="N")] = None,
+    cols: Annotated[int | None, typer.Option("--cols", help="TileQ column groups Q (default 1, or searched).", metavar="N")] = None,
+    cluster: Annotated[str, typer.Option("--cluster", help="Expert grouping: " + " | ".join(CLUSTERS) + ".", metavar="TEXT")] = "index",
     match_memory: Annotated[str | None, typer.Option("--match-memory", metavar="lqer:R",
                                                      help="Pick TileQ's rank to use the extra memory of "
                                                      "per-expert LQER at rank R; without --rows/--cols also "
@@ -80,19 +81,20 @@ def quantize_moe(
                                                      "weighted error.")] = None,
     calib: Annotated[str | None, typer.Option("--calib", metavar="FILE|-", help="Calibration text (default: "
                                               "zoo stdlib-code train split).")] = None,
-    calib_bytes: Annotated[int, typer.Option("--calib-bytes", help="Bytes of default calibration text.", min=256)
+    calib_bytes: Annotated[int, typer.Option("--calib-bytes", help="Bytes of default calibration text.", min=256, metavar="N")
                            ] = 16384,
     eval_ppl: Annotated[str | None, typer.Option("--eval-ppl", metavar="FILE|-|heldout",
                                                  help="Perplexity text; 'heldout' = zoo stdlib-code held-out.")
                         ] = None,
-    eval_bytes: Annotated[int, typer.Option("--eval-bytes", help="Bytes of held-out text for 'heldout'.", min=256)
+    eval_bytes: Annotated[int, typer.Option("--eval-bytes", help="Bytes of held-out text for 'heldout'.", min=256, metavar="N")
                           ] = 16384,
     bench_latency: Annotated[bool, typer.Option("--bench-latency", help="Time fused vs loop experts forward.")
                              ] = False,
     out: Annotated[str | None, typer.Option("--out", metavar="DIR", help="Save the quantized model here.")] = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
-    force: ForceOpt = False,
+    only_field: FieldOpt = None,
+    force: ForceOutOpt = False,
     seed: SeedOpt = 0,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,

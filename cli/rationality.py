@@ -14,6 +14,7 @@ import typer
 from mlx26.cli._errors import UsageError, require, unknown_name
 from mlx26.cli._io import (
     ConfigOpt,
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     OutputFormat,
@@ -30,13 +31,13 @@ from mlx26.core.rationality.spec import DEFAULT_ENV, HYPOTHESES, METRICS, REGULA
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
 EnvOpt = Annotated[str, typer.Option("--env", help="Gymnasium toy-text id (CliffWalking-v1, FrozenLake-v1, "
-                                     "FrozenLake8x8-v1, Taxi-v4, …).")]
-HorizonOpt = Annotated[int, typer.Option("--horizon", "-H", help="Finite horizon H (> 0).")]
-EpsTrainOpt = Annotated[float, typer.Option("--eps-train", help="Slip probability of the training kernel, in [0, 1].")]
-EpsDeployOpt = Annotated[float, typer.Option("--eps-deploy", help="Slip probability of the deployment kernel.")]
-MixOpt = Annotated[float, typer.Option("--init-mix", help="Deployment initial distribution: (1-m) mu0 + m uniform.")]
-MetricOpt = Annotated[str, typer.Option("--metric", help="Ground metric for W1: " + " | ".join(METRICS) + ".")]
-W1Opt = Annotated[str, typer.Option("--w1-method", help="auto | closed (slip family, no POT) | pot.")]
+                                     "FrozenLake8x8-v1, Taxi-v4, …).", metavar="TEXT")]
+HorizonOpt = Annotated[int, typer.Option("--horizon", "-H", help="Finite horizon H (> 0).", metavar="N")]
+EpsTrainOpt = Annotated[float, typer.Option("--eps-train", help="Slip probability of the training kernel, in [0, 1].", metavar="NUMBER")]
+EpsDeployOpt = Annotated[float, typer.Option("--eps-deploy", help="Slip probability of the deployment kernel.", metavar="NUMBER")]
+MixOpt = Annotated[float, typer.Option("--init-mix", help="Deployment initial distribution: (1-m) mu0 + m uniform.", metavar="NUMBER")]
+MetricOpt = Annotated[str, typer.Option("--metric", help="Ground metric for W1: " + " | ".join(METRICS) + ".", metavar="TEXT")]
+W1Opt = Annotated[str, typer.Option("--w1-method", help="auto | closed (slip family, no POT) | pot.", metavar="TEXT")]
 
 
 def _choice(kind: str, value: str, choices) -> str:
@@ -123,11 +124,13 @@ def _checkpoint(spec: str, m):
 @app.command("mdp")
 def mdp_cmd(
     env: EnvOpt = DEFAULT_ENV,
-    eps: Annotated[float, typer.Option("--eps", help="Slip probability in [0, 1].")] = 0.0,
+    eps: Annotated[float, typer.Option("--eps", help="Slip probability in [0, 1].", metavar="NUMBER")] = 0.0,
     horizon: HorizonOpt = 100,
     states: Annotated[bool, typer.Option("--states", help="Also list V*, Q* and the rational set per state.")] = False,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Optimal finite-horizon values of the slip-shifted MDP: V*(start) and a Q* summary.
@@ -149,19 +152,21 @@ def mdp_cmd(
 def risk_cmd(
     env: EnvOpt = DEFAULT_ENV,
     policy: Annotated[str | None, typer.Option("--policy", help="CHECKPOINT (train rl --out folder), policy.json "
-                                               "{state: action}, or module:function; default: training-optimal.")
+                                               "{state: action}, or module:function; default: training-optimal.", metavar="TEXT")
                       ] = None,
     eps_train: EpsTrainOpt = 0.0,
     eps_deploy: EpsDeployOpt = 0.1,
     horizon: HorizonOpt = 100,
     init_mix: MixOpt = 0.0,
     episodes: Annotated[int, typer.Option("--episodes", help="Training trajectories for the empirical risk.",
-                                          min=1)] = 200,
+                                          min=1, metavar="N")] = 200,
     metric: MetricOpt = "grid",
     w1_method: W1Opt = "auto",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the training trajectories.", min=0)] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the training trajectories.", min=0, metavar="N")] = 0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Expected (exact) and empirical rational risk, the gap's extrinsic/intrinsic split and its bounds.
@@ -221,6 +226,8 @@ def bound_cmd(
     w1_method: W1Opt = "auto",
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """The W1 terms alone: per-(s, a) kernel distance (training vs deployment) and initial distributions.
@@ -277,21 +284,22 @@ def sweep_cmd(
     ctx: typer.Context,
     env: EnvOpt = DEFAULT_ENV,
     hypothesis: Annotated[list[str] | None, typer.Option("--hypothesis", help=" | ".join(HYPOTHESES)
-                                                         + "; repeat (default: all).")] = None,
+                                                         + "; repeat (default: all).", metavar="TEXT")] = None,
     regularizer: Annotated[list[str] | None, typer.Option("--regularizer", help=" | ".join(REGULARIZERS)
-                                                          + "; repeat (default: all).")] = None,
-    seeds: Annotated[int, typer.Option("--seeds", help="Seeds per variant.", min=1)] = 5,
-    steps: Annotated[int, typer.Option("--steps", help="DQN env steps per run.", min=1)] = 3000,
+                                                          + "; repeat (default: all).", metavar="TEXT")] = None,
+    seeds: Annotated[int, typer.Option("--seeds", help="Seeds per variant.", min=1, metavar="N")] = 5,
+    steps: Annotated[int, typer.Option("--steps", help="DQN env steps per run.", min=1, metavar="N")] = 3000,
     eps_train: EpsTrainOpt = 0.1,
     eps_deploy: EpsDeployOpt = 0.25,
     eps_grid: Annotated[list[float] | None, typer.Option("--eps-grid", help="eps_deploy values of the shift "
-                                                         "curve; repeat (default 0, .1, .25, .4).")] = None,
+                                                         "curve; repeat (default 0, .1, .25, .4).", metavar="NUMBER")] = None,
     horizon: HorizonOpt = 100,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="DQN hyperparameter key=value; repeat.")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="DQN hyperparameter key=value; repeat.", metavar="TEXT")] = None,
     plot: Annotated[str | None, typer.Option("--plot", help="Write a PNG of risk vs shift (needs matplotlib).",
                                              metavar="PNG")] = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import UsageError
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     InputFormat,
@@ -32,20 +33,21 @@ app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 def length_cmd(
     input: Annotated[str | None, typer.Argument(help="Rows {group, length, correct}: a file, or - for stdin.",
                                                 metavar="INPUT")] = None,
-    method: Annotated[str, typer.Option("--method", "-m", help=" | ".join(LENGTH_REWARDS) + ".")
+    method: Annotated[str, typer.Option("--method", "-m", help=" | ".join(LENGTH_REWARDS) + ".", metavar="TEXT")
                       ] = DEFAULT_LENGTH_REWARD,
-    group_key: Annotated[str, typer.Option("--group-key", help="Field naming the prompt group.")] = "group",
-    length_key: Annotated[str, typer.Option("--length-key", help="Field holding the token length.")] = "length",
-    correct_key: Annotated[str, typer.Option("--correct-key", help="Field holding correctness (bool-like).")
+    group_key: Annotated[str, typer.Option("--group-key", help="Field naming the prompt group.", metavar="TEXT")] = "group",
+    length_key: Annotated[str, typer.Option("--length-key", help="Field holding the token length.", metavar="TEXT")] = "length",
+    correct_key: Annotated[str, typer.Option("--correct-key", help="Field holding correctness (bool-like).", metavar="TEXT")
                            ] = "correct",
     target_length: Annotated[float | None, typer.Option("--target-length", help="Target (l1-exact, l1-max) or "
-                                                        "cap (thinkprune) in tokens.")] = None,
+                                                        "cap (thinkprune) in tokens.", metavar="NUMBER")] = None,
     coef: Annotated[float | None, typer.Option("--coef", help="Length coefficient of kimi / arora / l1-* "
-                                               "(default: the paper's).")] = None,
+                                               "(default: the paper's).", metavar="NUMBER")] = None,
     demo: Annotated[bool, typer.Option("--demo", help="Score the built-in example groups (no INPUT).")] = False,
     input_format: InputFormatOpt = InputFormat.auto,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:

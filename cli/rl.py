@@ -9,9 +9,12 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from mlx26.cli import _complete as complete
 from mlx26.cli._errors import require
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
+    ForceOutOpt,
     FormatOpt,
     OutputFormat,
     OutputOpt,
@@ -32,18 +35,20 @@ app.add_typer(data_app, name="data")
 
 @data_app.command("make")
 def data_make(
-    env: Annotated[str, typer.Option("--env", help="mlx26/toy-modes, ogbench:<id> or a gymnasium id.")],
+    env: Annotated[str, typer.Option("--env", help="mlx26/toy-modes, ogbench:<id> or a gymnasium id.", metavar="TEXT")],
     out: Annotated[str, typer.Option("--out", help="Train file D.npz (D-val.npz is written beside it).",
                                      metavar="D.npz")],
-    policy: Annotated[str, typer.Option("--policy", help=" | ".join(DATA_POLICIES) + ".")] = "oracle",
-    noise: Annotated[float, typer.Option("--noise", help="Action noise σ.")] = 0.1,
-    steps: Annotated[int, typer.Option("--steps", help="Train transitions (+10% for -val).")] = 100_000,
+    policy: Annotated[str, typer.Option("--policy", help=" | ".join(DATA_POLICIES) + ".", metavar="TEXT")] = "oracle",
+    noise: Annotated[float, typer.Option("--noise", help="Action noise σ.", metavar="NUMBER")] = 0.1,
+    steps: Annotated[int, typer.Option("--steps", help="Train transitions (+10% for -val).", metavar="N")] = 100_000,
     episode_length: Annotated[int | None, typer.Option("--episode-length", help="Cut episodes at N steps "
-                                                       "(OGBench manipulation default 1001).", min=1)] = None,
+                                                       "(OGBench manipulation default 1001).", min=1, metavar="N")] = None,
     seed: SeedOpt = 0,
-    force: ForceOpt = False,
+    force: ForceOutOpt = False,
     quiet: QuietOpt = False,
+    output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
 ) -> None:
     """Generate an offline dataset by running a scripted oracle, noisy or random policy.
 
@@ -65,6 +70,7 @@ def data_make(
 
     check_output(out, force)
     check_output(str(datasets.val_path(out)), force)
+    check_output(output, force)
     counter = _Counter(steps + round(steps * 0.1), quiet)
     train, val, meta = datagen.generate(env, policy, noise, steps, seed, episode_length, progress=counter)
     counter.close()
@@ -74,7 +80,7 @@ def data_make(
            quiet)
     info = datasets.info(out)
     info.pop("keys")
-    emit(info, None, fmt, title="rl data make")
+    emit(info, output, fmt, force=force, title="rl data make")
 
 
 class _Counter:
@@ -128,6 +134,7 @@ def data_info(
     env: EnvRelabelOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -156,11 +163,13 @@ def data_convert(
                                         metavar="IN")],
     out: Annotated[str, typer.Option("--out", help="mlx26 .npz to write (IN's -val split goes to D-val.npz).",
                                      metavar="D.npz")],
-    to: Annotated[str, typer.Option("--to", help="Target format (mlx26).")] = "mlx26",
+    to: Annotated[str, typer.Option("--to", help="Target format (mlx26).", metavar="TEXT")] = "mlx26",
     env: EnvRelabelOpt = None,
-    force: ForceOpt = False,
+    force: ForceOutOpt = False,
     quiet: QuietOpt = False,
+    output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
 ) -> None:
     """Convert a released dataset into mlx26's .npz (the rows training reads from IN, incl. its -val split).
 
@@ -176,22 +185,24 @@ def data_convert(
     from mlx26.core.rl import datasets, formats
 
     check_output(out, force)
+    check_output(output, force)
     if formats.val_path(path) is not None:
         check_output(str(datasets.val_path(out)), force)
     result = datasets.convert(path, out, env=_relabel_env(env))
     for item in result["written"]:
         notice(f"wrote {item['file']} ({item['rows']} rows from {item['source_format']})", quiet)
-    emit(result["written"], None, fmt, title="rl data convert")
+    emit(result["written"], output, fmt, force=force, title="rl data convert")
 
 
 @app.command("eval")
 def eval_(
     checkpoint: Annotated[str, typer.Option("--checkpoint", help="Run folder (or its checkpoint.pt).",
                                             metavar="DIR")],
-    episodes: Annotated[int | None, typer.Option("--episodes", help="Episodes [default: as in training].")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Eval seed [default: the run's seed].", min=0)] = None,
+    episodes: Annotated[int | None, typer.Option("--episodes", help="Episodes [default: as in training].", metavar="N")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Eval seed [default: the run's seed].", min=0, metavar="N")] = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -244,16 +255,18 @@ app.add_typer(ra_app, name="reach-avoid")
 def ra_certify(
     checkpoint: Annotated[str, typer.Option("--checkpoint", help="A rapc/ppo-lag run folder on ra-grid or ra-point.",
                                             metavar="DIR")],
-    n_mc: Annotated[int, typer.Option("--n-mc", help="Monte-Carlo rollouts per candidate cell/state.")] = 200,
-    p: Annotated[float | None, typer.Option("--p", help="Certification level [default: the run's p].")] = None,
+    n_mc: Annotated[int, typer.Option("--n-mc", help="Monte-Carlo rollouts per candidate cell/state.", metavar="N")] = 200,
+    p: Annotated[float | None, typer.Option("--p", help="Certification level [default: the run's p].", metavar="NUMBER")] = None,
     confidence: Annotated[float, typer.Option("--confidence", help="ra-point: joint confidence of the "
-                                              "certificate (Clopper–Pearson, Bonferroni).")] = 0.95,
-    n_states: Annotated[int, typer.Option("--n-states", help="ra-point: states sampled outside G ∪ F.")] = 300,
-    candidates: Annotated[str, typer.Option("--candidates", help="ra-point: critic (states with B ≥ p) | all.")
+                                              "certificate (Clopper–Pearson, Bonferroni).", metavar="NUMBER")] = 0.95,
+    n_states: Annotated[int, typer.Option("--n-states", help="ra-point: states sampled outside G ∪ F.", metavar="N")] = 300,
+    candidates: Annotated[str, typer.Option("--candidates", help="ra-point: critic (states with B ≥ p) | all.", metavar="TEXT")
                           ] = "critic",
     seed: SeedOpt = 0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Certified states of a RAPC checkpoint: exact on ra-grid, statistical on ra-point.
@@ -281,11 +294,13 @@ def ra_certify(
 
 @ra_app.command("optimum")
 def ra_optimum(
-    p: Annotated[float, typer.Option("--p", help="Required P(reach G before F) from the start.")] = 0.9,
-    slip: Annotated[float, typer.Option("--slip", help="ra-grid slip probability.")] = 0.2,
-    mud_cost: Annotated[float, typer.Option("--mud-cost", help="ra-grid extra cost of mud cells.")] = 2.0,
+    p: Annotated[float, typer.Option("--p", help="Required P(reach G before F) from the start.", metavar="NUMBER")] = 0.9,
+    slip: Annotated[float, typer.Option("--slip", help="ra-grid slip probability.", metavar="NUMBER")] = 0.2,
+    mud_cost: Annotated[float, typer.Option("--mud-cost", help="ra-grid extra cost of mud cells.", metavar="NUMBER")] = 2.0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Exact minimum expected cost subject to P(RA) ≥ p on mlx26/ra-grid (occupancy-measure LP).
@@ -313,13 +328,14 @@ def plot(
     runs: Annotated[list[str], typer.Argument(help="Run folders (`train rl --out`), e.g. a sweep's ROOT/*.",
                                               metavar="RUN...")],
     output: Annotated[str, typer.Option("--output", "-o", help="PNG to write.", metavar="FILE.png")],
-    metric: Annotated[str, typer.Option("--metric", help="A metrics.jsonl key (eval_* needs --eval-every).")
+    metric: Annotated[str, typer.Option("--metric", help="A metrics.jsonl key (eval_* needs --eval-every).", metavar="TEXT")
                       ] = "eval_return",
-    group_by: Annotated[str, typer.Option("--group-by", help="algo | run | a hyperparameter name (e.g. alpha).")
+    group_by: Annotated[str, typer.Option("--group-by", help="algo | run | a hyperparameter name (e.g. alpha).", metavar="TEXT")
                         ] = "algo",
-    level: Annotated[float, typer.Option("--level", help="Confidence level of the band.")] = 0.95,
+    level: Annotated[float, typer.Option("--level", help="Confidence level of the band.", metavar="NUMBER")] = 0.95,
     force: ForceOpt = False,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Learning curves to PNG: one curve per algorithm (or group), mean ± t-confidence band over seeds.
@@ -358,23 +374,25 @@ def plot(
 
 @app.command("sweep")
 def sweep_(
-    algo: Annotated[list[str], typer.Option("--algo", help="Algorithm; repeat for several.")],
-    seeds: Annotated[str, typer.Option("--seeds", help="Seeds: 0-4 or 0,1,2.")] = "0-4",
-    env: Annotated[str, typer.Option("--env", help="As for `train rl`.")] = "CartPole-v1",
+    algo: Annotated[list[str], typer.Option("--algo", help="Algorithm; repeat for several.", metavar="ALGO",
+                                                          autocompletion=complete.rl_algorithms)],
+    seeds: Annotated[str, typer.Option("--seeds", help="Seeds: 0-4 or 0,1,2.", metavar="TEXT")] = "0-4",
+    env: Annotated[str, typer.Option("--env", help="As for `train rl`.", metavar="TEXT")] = "CartPole-v1",
     dataset: Annotated[str | None, typer.Option("--dataset", help="Offline dataset (fql, dfql).",
                                                 metavar="D.npz")] = None,
-    steps: Annotated[int, typer.Option("--steps", help="As for `train rl`.")] = 50_000,
+    steps: Annotated[int, typer.Option("--steps", help="As for `train rl`.", metavar="N")] = 50_000,
     set_: Annotated[list[str] | None, typer.Option("--set", help="Hyperparameter key=value (every algorithm); "
-                                                   "repeatable.")] = None,
-    eval_every: Annotated[int, typer.Option("--eval-every", help="Evaluate every N steps (0 = end).")] = 0,
+                                                   "repeatable.", metavar="TEXT")] = None,
+    eval_every: Annotated[int, typer.Option("--eval-every", help="Evaluate every N steps (0 = end).", metavar="N")] = 0,
     eval_episodes: Annotated[int | None, typer.Option("--eval-episodes", help="Episodes per evaluation "
-                                                      "[default: as for `train rl`].")] = None,
+                                                      "[default: as for `train rl`].", metavar="N")] = None,
     rescale: Annotated[bool, typer.Option("--rescale", help="Map dataset actions into [-1, 1].")] = False,
     out: Annotated[str, typer.Option("--out", help="Root folder: one run per ROOT/<algo>-s<seed>.",
                                      metavar="ROOT")] = "sweep",
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite existing run folders ROOT/<algo>-s<seed> "
+    only_field: FieldOpt = None,
+    force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Overwrite existing run folders --out ROOT/<algo>-s<seed> "
                                         "(config, metrics, logs, checkpoint) and an existing --output file.")] = False,
     quiet: QuietOpt = False,
 ) -> None:

@@ -12,7 +12,9 @@ from typing import Annotated, Any
 import typer
 from mlx26.cli._errors import BackendMissing, RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
+    ForceOutOpt,
     FormatOpt,
     InputArg,
     OutputFormat,
@@ -30,11 +32,11 @@ from mlx26.core.rpa_distill.spec import AGENTS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
-EnvOpt = Annotated[str, typer.Option("--env", help="synthetic/FAMILY or miniwob/TASK (see `rpa-distill envs`).")]
-EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", help="Number of episodes.", min=1, max=100_000)]
-FallbackOpt = Annotated[str, typer.Option("--fallback", help="react: the agent completes failed runs; none.")]
+EnvOpt = Annotated[str, typer.Option("--env", help="synthetic/FAMILY or miniwob/TASK (see `rpa-distill envs`).", metavar="TEXT")]
+EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", help="Number of episodes.", min=1, max=100_000, metavar="N")]
+FallbackOpt = Annotated[str, typer.Option("--fallback", help="react: the agent completes failed runs; none.", metavar="TEXT")]
 TimeoutOpt = Annotated[float, typer.Option("--step-timeout", help="Seconds a step may wait for its element.",
-                                           min=0.01)]
+                                           min=0.01, metavar="NUMBER")]
 
 
 def _backend(llm: str | None, quiet: bool) -> Any:
@@ -78,7 +80,7 @@ def _fallback(value: str) -> bool:
 
 
 @app.command("envs")
-def envs(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False) -> None:
+def envs(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
     """List the environments and whether each can run here (MiniWoB++ needs Chromium).
 
     \b
@@ -99,13 +101,14 @@ def envs(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: Fo
 def record(
     env: EnvOpt,
     episodes: EpisodesOpt = 3,
-    agent: Annotated[str, typer.Option("--agent", help="oracle (scripted policy, no LLM) or react.")] = "oracle",
+    agent: Annotated[str, typer.Option("--agent", help="oracle (scripted policy, no LLM) or react.", metavar="TEXT")] = "oracle",
     llm: LLMOpt = None,
-    max_steps: Annotated[int, typer.Option("--max-steps", help="Most actions per episode.", min=1)] = 12,
+    max_steps: Annotated[int, typer.Option("--max-steps", help="Most actions per episode.", min=1, metavar="N")] = 12,
     seed: SeedOpt = 0,
     step_timeout: TimeoutOpt = 10.0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -136,7 +139,7 @@ def record(
 
 
 @app.command("translate")
-def translate(input: InputArg, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False,
+def translate(input: InputArg, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOpt = False,
               quiet: QuietOpt = False) -> None:
     """Replace every action's element ref by a soft-coded selector (unique in its snapshot).
 
@@ -160,8 +163,10 @@ def build(
     input: InputArg,
     out: Annotated[str, typer.Option("--out", help="Where to write the Python RPA function.", metavar="FILE")],
     llm: LLMOpt = None,
-    force: ForceOpt = False,
+    output: OutputOpt = None,
+    force: ForceOutOpt = False,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Build a whitelisted Python RPA function from trajectories of one task; print a summary.
@@ -170,11 +175,12 @@ def build(
 
     \b
     Examples:
-      mlx26 rpa-distill record --env synthetic/click-checkboxes -n 3 | mlx26 rpa-distill build - --out fn.py
+      mlx26 rpa-distill record --env synthetic/click-checkboxes -n 3 | mlx26 rpa-distill build - --out fn.py --force
     """
     if out == "-":
         raise UsageError("--out needs a file name: the build summary goes to stdout.")
     check_output(out, force)
+    check_output(output, force)
     from mlx26.core.rpa_distill import distill
 
     resolver = None
@@ -191,27 +197,28 @@ def build(
     emit({"task": program.task, "demos": program.n_demos, "statements": len(program.body),
           "needs_llm": program.needs_llm(), "out": out,
           "build_tokens": sum(resolver.tokens[k] for k in ("prompt_tokens", "completion_tokens")) if resolver else 0},
-         None, fmt, title="rpa-distill build")
+         output, fmt, force=force, title="rpa-distill build")
 
 
 @app.command("verify")
 def verify(
     function: Annotated[str, typer.Argument(help="RPA function file written by build.", metavar="FILE")],
     episodes: EpisodesOpt = 20,
-    env: Annotated[str | None, typer.Option("--env", help="Default: the function's TASK.")] = None,
+    env: Annotated[str | None, typer.Option("--env", help="Default: the function's TASK.", metavar="TEXT")] = None,
     fallback: FallbackOpt = "none",
     llm: LLMOpt = None,
     demos: Annotated[str | None, typer.Option("--demos", help="Trajectories the function was built from "
                                               "(needed for --repair).", metavar="FILE")] = None,
     repair: Annotated[int, typer.Option("--repair", help="Rebuild rounds from successful fallbacks.", min=0,
-                                        max=10)] = 0,
+                                        max=10, metavar="N")] = 0,
     out: Annotated[str | None, typer.Option("--out", help="Write the repaired function here.", metavar="FILE")
                    ] = None,
     seed: SeedOpt = 0,
     step_timeout: TimeoutOpt = 10.0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
-    force: ForceOpt = False,
+    only_field: FieldOpt = None,
+    force: ForceOutOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Run the function on fresh instances: success rate, fallbacks, LLM tokens per round.
@@ -221,7 +228,7 @@ def verify(
 
     \b
     Examples:
-      mlx26 rpa-distill record --env synthetic/login-user -n 3 | mlx26 rpa-distill build - --out fn.py -q --format json > /dev/null && mlx26 rpa-distill verify fn.py -n 50
+      mlx26 rpa-distill record --env synthetic/login-user -n 3 | mlx26 rpa-distill build - --out fn.py --force -q --format json > /dev/null && mlx26 rpa-distill verify fn.py -n 50
     """
     use_fallback = _fallback(fallback)
     if repair and not (demos and use_fallback):
@@ -262,8 +269,8 @@ def verify(
 @app.command("run")
 def run(
     function: Annotated[str, typer.Argument(help="RPA function file written by build.", metavar="FILE")],
-    env: Annotated[str | None, typer.Option("--env", help="Default: the function's TASK.")] = None,
-    params: Annotated[str | None, typer.Option("--params", help="JSON object of field values (synthetic/*).")
+    env: Annotated[str | None, typer.Option("--env", help="Default: the function's TASK.", metavar="TEXT")] = None,
+    params: Annotated[str | None, typer.Option("--params", help="JSON object of field values (synthetic/*).", metavar="TEXT")
                       ] = None,
     fallback: FallbackOpt = "none",
     llm: LLMOpt = None,
@@ -271,6 +278,7 @@ def run(
     step_timeout: TimeoutOpt = 10.0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -278,7 +286,7 @@ def run(
 
     \b
     Examples:
-      mlx26 rpa-distill record --env synthetic/click-button -n 3 | mlx26 rpa-distill build - --out fn.py -q --format json > /dev/null && mlx26 rpa-distill run fn.py --params '{"target": "Share"}'
+      mlx26 rpa-distill record --env synthetic/click-button -n 3 | mlx26 rpa-distill build - --out fn.py --force -q --format json > /dev/null && mlx26 rpa-distill run fn.py --params '{"target": "Share"}'
     """
     use_fallback = _fallback(fallback)
     values = _params(params)
@@ -308,15 +316,16 @@ def run(
 
 @app.command("compare")
 def compare(
-    env: Annotated[list[str], typer.Option("--env", help="Environment; repeat for several.")],
+    env: Annotated[list[str], typer.Option("--env", help="Environment; repeat for several.", metavar="TEXT")],
     episodes: EpisodesOpt = 100,
-    demos: Annotated[int, typer.Option("--demos", help="Demonstrations to distil from.", min=1)] = 3,
-    demo_agent: Annotated[str, typer.Option("--demo-agent", help="oracle or react records the demos.")] = "oracle",
+    demos: Annotated[int, typer.Option("--demos", help="Demonstrations to distil from.", min=1, metavar="N")] = 3,
+    demo_agent: Annotated[str, typer.Option("--demo-agent", help="oracle or react records the demos.", metavar="TEXT")] = "oracle",
     llm: LLMOpt = None,
     seed: SeedOpt = 0,
     step_timeout: TimeoutOpt = 10.0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -342,7 +351,7 @@ def compare(
 
 
 @app.command("demo")
-def demo(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, force: ForceOpt = False,
+def demo(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOpt = False,
          quiet: QuietOpt = False) -> None:
     """Every synthetic family: 3 oracle demos → function → 100 held-out instances vs ReAct (seconds).
 

@@ -12,6 +12,7 @@ import typer
 from mlx26.cli._errors import UsageError, unknown_name
 from mlx26.cli._io import (
     ConfigOpt,
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     OutputFormat,
@@ -31,20 +32,20 @@ from mlx26.core.select_batch.spec import BUDGET_MODES, BUDGETED, FEATURE_PATHS, 
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
-MethodOpt = Annotated[str, typer.Option("--method", help=" | ".join(METHODS) + ".")]
+MethodOpt = Annotated[str, typer.Option("--method", help=" | ".join(METHODS) + ".", metavar="TEXT")]
 ModelOpt = Annotated[str, typer.Option("--model", help="A zoo NAME (mlx26 zoo list) or a model folder.",
                                        metavar="MODEL")]
 BudgetModeOpt = Annotated[str, typer.Option("--budget-mode", help=" | ".join(BUDGET_MODES) + " | a JSON file "
                                             "{domain: k} (user budgets).", metavar="MODE|FILE")]
 GradParamsOpt = Annotated[str, typer.Option("--grad-params", help="Gradient features of: last-layer (LM head), "
-                                            "last-block, lora (peft adapters on the last block).")]
+                                            "last-block, lora (peft adapters on the last block).", metavar="TEXT")]
 ProjDimOpt = Annotated[int, typer.Option("--proj-dim", help="CountSketch dimension of the features (0 = none).",
-                                         min=0)]
+                                         min=0, metavar="N")]
 FeaturesOpt = Annotated[str, typer.Option("--features", help="How per-example gradients are computed: ghost "
                                           "(closed form from one no-grad forward; last-layer only), vmap (exact "
-                                          "per-example backward), auto (ghost for last-layer, else vmap).")]
-SeqLenOpt = Annotated[int, typer.Option("--seq-len", help="Tokens per example (longer ones are cut).", min=2)]
-EtaOpt = Annotated[float, typer.Option("--eta", help="Learning rate η of the utility (features are unit-norm).")]
+                                          "per-example backward), auto (ghost for last-layer, else vmap).", metavar="TEXT")]
+SeqLenOpt = Annotated[int, typer.Option("--seq-len", help="Tokens per example (longer ones are cut).", min=2, metavar="N")]
+EtaOpt = Annotated[float, typer.Option("--eta", help="Learning rate η of the utility (features are unit-norm).", metavar="NUMBER")]
 RandomizedOpt = Annotated[bool, typer.Option("--randomized", help="Draw each pick from the per-domain "
                                              "shortlists instead of taking the best.")]
 SummaryOpt = Annotated[str | None, typer.Option("--summary", help="Also write the summary as JSON here.",
@@ -134,7 +135,7 @@ def _npy(path: str, what: str):
 @app.command("run")
 def run(
     ctx: typer.Context,
-    budget: Annotated[int, typer.Option("--budget", "-B", help="Minibatch size B to select.", min=1)],
+    budget: Annotated[int, typer.Option("--budget", "-B", help="Minibatch size B to select.", min=1, metavar="N")],
     pool: Annotated[str | None, typer.Option("--pool", help="Pool rows {id, domain, text} (JSONL/CSV/JSON); - = stdin.",
                                         metavar="FILE")] = None,
     val: Annotated[str | None, typer.Option("--val", help="Validation rows {text[, domain, id]}.", metavar="FILE")] = None,
@@ -159,6 +160,7 @@ def run(
     summary: SummaryOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
@@ -223,21 +225,21 @@ def train(
     test: Annotated[str | None, typer.Option("--test", help="Optional held-out rows, scored like --val but never "
                                              "used for selection.", metavar="FILE")] = None,
     method: MethodOpt = "partitionsel",
-    steps: Annotated[int, typer.Option("--steps", help="Optimizer steps.", min=1)] = 20,
-    batch: Annotated[int, typer.Option("--batch", help="Selected minibatch size B.", min=1)] = 8,
-    buffer: Annotated[int, typer.Option("--buffer", help="Candidates per step = batch × buffer.", min=1)] = 8,
-    lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate.")] = 3e-4,
+    steps: Annotated[int, typer.Option("--steps", help="Optimizer steps.", min=1, metavar="N")] = 20,
+    batch: Annotated[int, typer.Option("--batch", help="Selected minibatch size B.", min=1, metavar="N")] = 8,
+    buffer: Annotated[int, typer.Option("--buffer", help="Candidates per step = batch × buffer.", min=1, metavar="N")] = 8,
+    lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate.", metavar="NUMBER")] = 3e-4,
     budget_mode: BudgetModeOpt = "proportional",
     grad_params: GradParamsOpt = "last-layer",
     proj_dim: ProjDimOpt = 512,
     features: FeaturesOpt = "auto",
     refresh: Annotated[int, typer.Option("--refresh", help="Reuse a candidate's features for R steps and "
-                                         "recompute the anchors every R steps (1 = fresh every step).", min=1)] = 1,
+                                         "recompute the anchors every R steps (1 = fresh every step).", min=1, metavar="N")] = 1,
     seq_len: SeqLenOpt = 64,
     eta: EtaOpt = 0.1,
     randomized: RandomizedOpt = False,
     weighted: Annotated[bool, typer.Option("--weighted", help="Weight the loss by the selection weights.")] = False,
-    eval_every: Annotated[int, typer.Option("--eval-every", help="Validation loss every N steps.", min=1)] = 1,
+    eval_every: Annotated[int, typer.Option("--eval-every", help="Validation loss every N steps.", min=1, metavar="N")] = 1,
     seed: SeedOpt = 0,
     checkpoint: Annotated[str | None, typer.Option("--checkpoint", help="On Ctrl-C/SIGTERM save the run here "
                                                    "(then exit 130) for --resume.", metavar="FILE")] = None,
@@ -245,6 +247,8 @@ def train(
                                          "options; the whole log is written again.")] = False,
     summary: SummaryOpt = None,
     output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
@@ -256,7 +260,8 @@ def train(
     timings (feature_s, greedy_s, select_s, update_s, select_fraction; feature_s counts every
     cost the update would not pay: forward over candidates and anchors, per-example gradients,
     projection) and fresh (feature rows computed that step; --refresh R > 1 reuses stale
-    ones). Same --seed, same candidate stream for every method, so runs are comparable. Results on the tiny zoo model
+    ones); --format auto is that JSONL log, streamed. Same --seed, same candidate stream for
+    every method, so runs are comparable. Results on the tiny zoo model
     and the local demo corpora are labelled as such in the summary.
     With --checkpoint FILE, Ctrl-C (or SIGTERM) saves the run after the step in progress and exits
     130; --checkpoint FILE --resume continues it (same losses and selections as an uninterrupted run).
@@ -301,7 +306,8 @@ def train(
     again = " ".join(["mlx26 select-batch train", *(f"--{k} {v}" for k, v in (("data", data), ("val", val),
                       ("test", test)) if v), f"--checkpoint {checkpoint} --resume"])
     with stop_requested() as stop:
-        emit(trainer.run(stop.is_set, checkpoint, state, again), output, "jsonl", force=force)
+        emit(trainer.run(stop.is_set, checkpoint, state, again), output,
+             "jsonl" if OutputFormat(fmt) == OutputFormat.auto else fmt, force=force)
     info = {**trainer.summary(), "note": "tiny zoo model on local corpora" if not data else None}
     if summary:
         write_text(to_json(info, indent=2) + "\n", summary, force=force)
@@ -312,11 +318,13 @@ def train(
 
 @app.command("demo-data")
 def demo_data(
-    split: Annotated[str, typer.Option("--split", help="train (a pool) or val (held-out validation mix).")] = "train",
-    n: Annotated[int, typer.Option("--n", help="Rows to write.", min=1)] = 240,
+    split: Annotated[str, typer.Option("--split", help="train (a pool) or val (held-out validation mix).", metavar="TEXT")] = "train",
+    n: Annotated[int, typer.Option("--n", help="Rows to write.", min=1, metavar="N")] = 240,
     seed: SeedOpt = 0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Three local domains (stdlib code, prose, arithmetic word problems) as rows {id, domain, text}.

@@ -14,6 +14,7 @@ import typer
 from mlx26.cli._errors import RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
     VALUE_KEY,
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     InputFormat,
@@ -33,7 +34,7 @@ from mlx26.core.simplify.spec import DOMAINS, MODES
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
 ModeOpt = Annotated[str, typer.Option("--mode", help="sound: equal wherever the input is defined; "
-                                      "lossy: equal where both sides are finite (SR training data).")]
+                                      "lossy: equal where both sides are finite (SR training data).", metavar="TEXT")]
 MaskOpt = Annotated[bool, typer.Option("--mask-constants", help="Fold constants into <constant> (SR skeletons).")]
 RulesOpt = Annotated[str | None, typer.Option("--rules", help="Rules JSON file: ours (from `mine`) or a SimpliPy "
                                               "rule set ([[source, target], ...], re-verified on import); "
@@ -53,12 +54,13 @@ def run(
     mode: ModeOpt = "sound",
     mask_constants: MaskOpt = False,
     rules: RulesOpt = None,
-    workers: Annotated[int, typer.Option("--workers", help="Processes for large inputs.", min=1)] = 1,
+    workers: Annotated[int, typer.Option("--workers", help="Processes for large inputs.", min=1, metavar="N")] = 1,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any line could not be simplified.")
                       ] = False,
     input_format: InputFormatOpt = InputFormat.auto,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -144,18 +146,20 @@ def _parse_either(text: str, core: Any) -> list[str]:
 
 @app.command("equiv")
 def equiv(
-    a: Annotated[str, typer.Argument(help="First expression (infix).")],
-    b: Annotated[str, typer.Argument(help="Second expression (infix).")],
-    points: Annotated[int, typer.Option("--points", help="Points per point set.", min=8, max=1_000_000)] = 128,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the point sets.", min=0)] = 0,
-    rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.")] = 1e-6,
+    a: Annotated[str, typer.Argument(help="First expression (infix).", metavar="EXPR1")],
+    b: Annotated[str, typer.Argument(help="Second expression (infix).", metavar="EXPR2")],
+    points: Annotated[int, typer.Option("--points", help="Points per point set.", min=8, max=1_000_000, metavar="N")] = 128,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the point sets.", min=0, metavar="N")] = 0,
+    rtol: Annotated[float, typer.Option("--rtol", help="Relative tolerance.", metavar="NUMBER")] = 1e-6,
     domain: Annotated[str, typer.Option("--domain", help="strict: same domain too; intersection: "
-                                        "compare where both are finite.")] = "strict",
+                                        "compare where both are finite.", metavar="TEXT")] = "strict",
     rename: Annotated[bool, typer.Option("--rename", help="Allow renaming variables (also permutations of the "
                                          "same names; variables are paired by functional signature first).")
                       ] = False,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Numeric, domain-aware equivalence of two expressions; <constant> is fitted.
@@ -185,21 +189,24 @@ def equiv(
 
 @app.command("mine")
 def mine(
-    max_len: Annotated[int, typer.Option("--max-len", help="Longest source expression (tokens).", min=1, max=9)
+    max_len: Annotated[int, typer.Option("--max-len", help="Longest source expression (tokens).", min=1, max=9, metavar="N")
                        ] = 5,
-    n_vars: Annotated[int, typer.Option("--n-vars", help="Number of wildcards.", min=1, max=4)] = 2,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the fingerprint and verification points.", min=0)] = 0,
+    n_vars: Annotated[int, typer.Option("--n-vars", help="Number of wildcards.", min=1, max=4, metavar="N")] = 2,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the fingerprint and verification points.", min=0, metavar="N")] = 0,
     operator: Annotated[list[str] | None, typer.Option("--operator", help="Operator to enumerate; repeatable "
-                                                       "(default: the whole table).")] = None,
+                                                       "(default: the whole table).", metavar="TEXT")] = None,
     constants: Annotated[bool, typer.Option("--constants/--no-constants", help="Also mine <constant> rules.")
                          ] = True,
     output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Mine verified rewrite rules by enumeration + numeric fingerprints (deterministic per seed).
 
-    Writes the rules JSON (with its provenance: every parameter and the seed) to stdout or -o.
+    Writes the rules JSON (with its provenance: every parameter and the seed) to stdout or -o;
+    --format jsonl/csv/tsv/table (or --field) gives the rules alone, one record each.
 
     \b
     Examples:
@@ -215,7 +222,12 @@ def mine(
     status = None if quiet or not sys.stderr.isatty() else (lambda msg: notice(f"mine: {msg}"))
     result = core.mine(max_len=max_len, n_vars=n_vars, seed=seed, operators=operator, constants=constants,
                        progress=status)
-    write_text(core.rules_json(result), output, force=force)
+    if only_field is None and OutputFormat(fmt) in (OutputFormat.auto, OutputFormat.json):
+        write_text(core.rules_json(result), output, force=force)  # the file `simplify --rules` reads
+    else:
+        rules = result["rules"]
+        emit([r if isinstance(r, dict) else {"source": r[0], "target": r[1]} for r in rules], output, fmt, force=force,
+             title="simplify mine: verified rules")
     notice(f"mine: {len(result['rules'])} verified rules", quiet)
 
 
@@ -225,7 +237,7 @@ def decontam(
                                        metavar="FILE")],
     test: Annotated[str, typer.Option("--test", help="Test expressions (lines or JSONL).", metavar="FILE")],
     mode: ModeOpt = "sound",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the functional-image grid.", min=0)] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the functional-image grid.", min=0, metavar="N")] = 0,
     image: Annotated[bool, typer.Option("--image/--no-image", help="Also match by functional image.")] = True,
     canonical: Annotated[bool, typer.Option("--canonical/--first-pass", help="Keys insensitive to variable "
                                             "renaming (signature order) and to a free scale/offset "
@@ -234,6 +246,7 @@ def decontam(
                                          "numerator and denominator (needs SymPy).")] = False,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -279,15 +292,17 @@ def _item(record: dict[str, Any]) -> Any:
 
 @app.command("bench")
 def bench(
-    n: Annotated[int, typer.Option("--n", help="Random expressions to compare.", min=1)] = 1000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the expression generator.", min=0)] = 0,
-    timeout: Annotated[float, typer.Option("--timeout", help="SymPy time limit per expression (s).")] = 1.0,
-    max_ops: Annotated[int, typer.Option("--max-ops", help="Operators per expression at most.", min=1)] = 10,
+    n: Annotated[int, typer.Option("--n", help="Random expressions to compare.", min=1, metavar="N")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the expression generator.", min=0, metavar="N")] = 0,
+    timeout: Annotated[float, typer.Option("--timeout", help="SymPy time limit per expression (s).", metavar="NUMBER")] = 1.0,
+    max_ops: Annotated[int, typer.Option("--max-ops", help="Operators per expression at most.", min=1, metavar="N")] = 10,
     mode: ModeOpt = "sound",
     throughput: Annotated[int, typer.Option("--throughput", help="Also time N expressions with 1 and 2 "
-                                            "workers (0 = skip).", min=0)] = 0,
+                                            "workers (0 = skip).", min=0, metavar="N")] = 0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
+    quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
     """Side by side with sympy.simplify on seeded random expressions: speed and length ratios.

@@ -12,6 +12,7 @@ from mlx26.cli import _spec_bench as B
 from mlx26.cli import _spec_bench_serve
 from mlx26.cli._errors import InputError, require, unknown_name
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     OutputFormat,
@@ -37,13 +38,13 @@ def _save(records: list[dict], path: str | None, force: bool) -> None:
 @app.command("select")
 def select_cmd(prompts: B.PoolArg = EMBEDDED,
                per_category: Annotated[int, typer.Option("--per-category", "-n", help="Prompts to keep per category.",
-                                                         min=1)] = 5,
+                                                         min=1, metavar="N")] = 5,
                selector: Annotated[str, typer.Option("--selector", help="greedy (min summed similarity) | "
-                                                     "farthest (farthest point).")] = "greedy",
-               embedder: Annotated[str, typer.Option("--embedder", help="auto | minilm | tfidf.")] = "auto",
+                                                     "farthest (farthest point).", metavar="TEXT")] = "greedy",
+               embedder: Annotated[str, typer.Option("--embedder", help="auto | minilm | tfidf.", metavar="TEXT")] = "auto",
                random_subsets: Annotated[int, typer.Option("--random-subsets", help="Random subsets to compare "
-                                                           "with.", min=1)] = 200,
-               save: SaveOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A,
+                                                           "with.", min=1, metavar="N")] = 200,
+               save: SaveOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
                force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Qualitative split: the most diverse N prompts per category, vs random subsets (mean pairwise cosine).
 
@@ -84,12 +85,12 @@ def select_cmd(prompts: B.PoolArg = EMBEDDED,
 def build_throughput_cmd(prompts: B.PoolArg = EMBEDDED, model: B.TargetOpt = "tiny-llama",
                          length: Annotated[list[int] | None, typer.Option(
                              "--length", help=f"Input length in target tokens; repeat (default "
-                                              f"{', '.join(map(str, DEFAULT_LENGTHS))}).")] = None,
+                                              f"{', '.join(map(str, DEFAULT_LENGTHS))}).", metavar="N")] = None,
                          per_tier: Annotated[int, typer.Option("--per-tier", help="Sequences per tier and length.",
-                                                               min=1)] = 4,
+                                                               min=1, metavar="N")] = 4,
                          tier: Annotated[list[str] | None, typer.Option(
-                             "--tier", help="low | mixed | high | random (SYNTHETIC); repeat (default all).")] = None,
-                         save: SaveOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A,
+                             "--tier", help="low | mixed | high | random (SYNTHETIC); repeat (default all).", metavar="TEXT")] = None,
+                         save: SaveOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
                          force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Throughput split: prompts cut/padded to exact token lengths, by entropy tier, plus random tokens.
 
@@ -126,17 +127,17 @@ def build_throughput_cmd(prompts: B.PoolArg = EMBEDDED, model: B.TargetOpt = "ti
 
 @app.command("run")
 def run_cmd(prompts: B.PoolArg = EMBEDDED,
-            engine: Annotated[str, typer.Option("--engine", help="ours | hf-assisted | prompt-lookup.")] = "ours",
+            engine: Annotated[str, typer.Option("--engine", help="ours | hf-assisted | prompt-lookup.", metavar="TEXT")] = "ours",
             target: B.TargetOpt = "tiny-llama", draft: B.DraftOpt = "tiny-llama-draft", k: B.KOpt = 4,
             max_tokens: B.MaxTokOpt = 32,
             temperature: Annotated[float, typer.Option("--temperature", help="0 = greedy; > 0 = lossless "
-                                                       "rejection sampling (ours, prompt-lookup).")] = 0.0,
+                                                       "rejection sampling (ours, prompt-lookup).", metavar="NUMBER")] = 0.0,
             check_greedy: Annotated[bool, typer.Option("--check-greedy", help="Also compare with plain greedy "
                                                        "decoding token for token (greedy_match).")] = False,
             per_category: B.PerCatOpt = None, limit: B.LimitOpt = None, truncate: B.TruncOpt = None,
             per_prompt: Annotated[bool, typer.Option("--per-prompt", help="Emit one record per prompt instead of "
                                                      "the report.")] = False,
-            seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False,
+            seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
             quiet: QuietOpt = False) -> None:
     """Run an engine and plain decoding on the same prompts: AL, acceptance by position, speedups.
 

@@ -11,6 +11,8 @@ import typer
 from mlx26.cli import _spike as S
 from mlx26.cli._errors import InputError, Mlx26Error, require
 from mlx26.cli._io import (
+    FieldOpt,
+    ForceOpt,
     FormatOpt,
     InputArg,
     InputFormatOpt,
@@ -40,29 +42,29 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
               task: S.TaskOpt = "salient",
               train_tsv: Annotated[str | None, typer.Option("--train", help="GLUE TSV to train on.", metavar="TSV")] = None,
               test: S.TestOpt = None,
-              arch: Annotated[str, typer.Option("--arch", help="ann | snn (plain) | spikinglm (DAS + Spike2Max).")] = "spikinglm",
-              attn: Annotated[str | None, typer.Option("--attn", help="softmax | spike2max | linear (default: the arch's).")] = None,
+              arch: Annotated[str, typer.Option("--arch", help="ann | snn (plain) | spikinglm (DAS + Spike2Max).", metavar="TEXT")] = "spikinglm",
+              attn: Annotated[str | None, typer.Option("--attn", help="softmax | spike2max | linear (default: the arch's).", metavar="TEXT")] = None,
               das: Annotated[bool | None, typer.Option("--das/--no-das", help="Distribution-aware Scaling (default: on for spikinglm).")] = None,
-              T: Annotated[int | None, typer.Option("--T", "-T", help="Time steps (default 4; spiking archs).")] = None,
-              neuron: Annotated[str | None, typer.Option("--neuron", help="if | lif (default if).")] = None,
-              theta: Annotated[float | None, typer.Option("--theta", help="Firing threshold θ (default 1.0).")] = None,
+              T: Annotated[int | None, typer.Option("--T", "-T", help="Time steps (default 4; spiking archs).", metavar="N")] = None,
+              neuron: Annotated[str | None, typer.Option("--neuron", help="if | lif (default if).", metavar="TEXT")] = None,
+              theta: Annotated[float | None, typer.Option("--theta", help="Firing threshold θ (default 1.0).", metavar="NUMBER")] = None,
               surrogate: Annotated[str | None, typer.Option("--surrogate", help="atan | sigmoid surrogate gradient "
-                                                            "(default atan).")] = None,
-              norm: Annotated[str, typer.Option("--norm", help="Spike2Max normalisation: pow2 (a shift) | exact.")] = "pow2",
+                                                            "(default atan).", metavar="TEXT")] = None,
+              norm: Annotated[str, typer.Option("--norm", help="Spike2Max normalisation: pow2 (a shift) | exact.", metavar="TEXT")] = "pow2",
               ternary: Annotated[bool, typer.Option("--ternary", help="Bi-directional spikes {-1, 0, 1}.")] = False,
-              layers: Annotated[int, typer.Option("--layers", min=1)] = 2,
-              d_model: Annotated[int, typer.Option("--d-model", min=4)] = 64,
-              heads: Annotated[int, typer.Option("--heads", min=1)] = 4,
+              layers: Annotated[int, typer.Option("--layers", min=1, metavar="N")] = 2,
+              d_model: Annotated[int, typer.Option("--d-model", min=4, metavar="N")] = 64,
+              heads: Annotated[int, typer.Option("--heads", min=1, metavar="N")] = 4,
               max_len: S.MaxLenOpt = 32,
               n_train: Annotated[int, typer.Option("--n-train", help="Training examples of a built-in task.", min=8,
-                                                   max=200_000)] = 4000,
+                                                   max=200_000, metavar="N")] = 4000,
               n_test: S.NTestOpt = 1000,
-              steps: Annotated[int, typer.Option("--steps", min=1)] = 400,
-              batch: Annotated[int, typer.Option("--batch", min=1)] = 64,
-              lr: Annotated[float, typer.Option("--lr", help="AdamW peak learning rate.")] = 3e-3,
+              steps: Annotated[int, typer.Option("--steps", min=1, metavar="N")] = 400,
+              batch: Annotated[int, typer.Option("--batch", min=1, metavar="N")] = 64,
+              lr: Annotated[float, typer.Option("--lr", help="AdamW peak learning rate.", metavar="NUMBER")] = 3e-3,
               metrics: Annotated[str | None, typer.Option("--metrics", help="Write training metrics here as JSONL.",
                                                           metavar="PATH")] = None,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, force: S.ForceOpt = False,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: S.ForceOpt = False,
               quiet: QuietOpt = False) -> None:
     """Train a classifier on CPU (ANN, plain SNN or SpikingLM) and evaluate it on held-out data.
 
@@ -131,12 +133,12 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
 
 @app.command("eval")
 def eval_cmd(model: S.ModelOpt, test: S.TestOpt = None, n_test: Annotated[int | None, typer.Option(
-                 "--n-test", help="Held-out examples of a built-in task (default: as trained).", min=1)] = None,
+                 "--n-test", help="Held-out examples of a built-in task (default: as trained).", min=1, metavar="N")] = None,
              runtime: Annotated[str | None, typer.Option("--runtime", help="torch | onnx (onnxruntime); default torch, "
-                                                         "onnx when --onnx is given.")] = None,
+                                                         "onnx when --onnx is given.", metavar="TEXT")] = None,
              onnx: Annotated[str | None, typer.Option("--onnx", help="ONNX file (default: DIR/model.onnx).",
                                                       metavar="PATH")] = None,
-             output: OutputOpt = None, fmt: FormatOpt = A, force: S.ForceOpt = False, quiet: QuietOpt = False) -> None:
+             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Accuracy of a trained model on its held-out data, with firing statistics (torch) or through onnxruntime.
 
     \b
@@ -181,10 +183,10 @@ def eval_cmd(model: S.ModelOpt, test: S.TestOpt = None, n_test: Annotated[int | 
 def energy_cmd(model: Annotated[str | None, typer.Option("--model", "-m", help="Model folder.", metavar="DIR")] = None,
                test: S.TestOpt = None,
                n_test: Annotated[int | None, typer.Option("--n-test", help="Held-out examples of a built-in task "
-                                                          "(default: those `eval` uses).", min=1, max=100_000)] = None,
+                                                          "(default: those `eval` uses).", min=1, max=100_000, metavar="N")] = None,
                energy_table: S.EnergyTableOpt = None,
                table: Annotated[bool, typer.Option("--table", help="Print the per-operation cost table and exit.")] = False,
-               output: OutputOpt = None, fmt: FormatOpt = A, force: S.ForceOpt = False, quiet: QuietOpt = False) -> None:
+               output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """MODELLED energy per sequence (45 nm table): the model from its actual spikes vs its ANN twin, and the
     attention normalisation: softmax vs Spike2Max.
 
@@ -218,8 +220,8 @@ def energy_cmd(model: Annotated[str | None, typer.Option("--model", "-m", help="
 @app.command("softmax-cmp")
 def softmax_cmp_cmd(input: InputArg, input_format: InputFormatOpt = "auto",
                     scale: Annotated[float, typer.Option("--scale", help="Multiply scores by this before Spike2Max "
-                                                         "(1.4427 = log2 e makes exact Spike2Max equal softmax).")] = 1.0,
-                    output: OutputOpt = None, fmt: FormatOpt = A, force: S.ForceOpt = False) -> None:
+                                                         "(1.4427 = log2 e makes exact Spike2Max equal softmax).", metavar="NUMBER")] = 1.0,
+                    output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
     """Records with a `scores` list in; softmax, spike2max (exact) and spike2max_pow2 columns out, per row.
 
     \b
@@ -240,8 +242,8 @@ def export_cmd(model: S.ModelOpt, test: S.TestOpt = None,
                onnx: Annotated[str | None, typer.Option("--onnx", help="ONNX file (default: DIR/model.onnx).",
                                                         metavar="PATH")] = None,
                check: Annotated[int, typer.Option("--check", help="Held-out inputs compared torch vs onnxruntime "
-                                                  "and timed.", min=1)] = 100,
-               output: OutputOpt = None, fmt: FormatOpt = A, force: S.ForceOpt = False, quiet: QuietOpt = False) -> None:
+                                                  "and timed.", min=1, metavar="N")] = 100,
+               output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: S.ForceExportOpt = False, quiet: QuietOpt = False) -> None:
     """Fold DAS into its linears, export to ONNX, compare onnxruntime with torch and time both (batch 1, 1 thread).
 
     \b

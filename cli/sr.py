@@ -11,6 +11,7 @@ import typer
 from mlx26.cli import _sr as S
 from mlx26.cli._errors import UsageError, unknown_name
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     InputFormat,
@@ -31,14 +32,14 @@ A = OutputFormat.auto
 
 
 @app.command("sample")
-def sample_cmd(n: Annotated[int, typer.Option("--n", help="Skeletons to draw.", min=1)] = 10,
-               max_ops: Annotated[int, typer.Option("--max-ops", help="Most operators per skeleton.", min=1)] = 6,
-               max_vars: Annotated[int, typer.Option("--max-vars", help="Most variables (1..3).", min=1, max=3)] = 3,
+def sample_cmd(n: Annotated[int, typer.Option("--n", help="Skeletons to draw.", min=1, metavar="N")] = 10,
+               max_ops: Annotated[int, typer.Option("--max-ops", help="Most operators per skeleton.", min=1, metavar="N")] = 6,
+               max_vars: Annotated[int, typer.Option("--max-vars", help="Most variables (1..3).", min=1, max=3, metavar="N")] = 3,
                points: Annotated[int, typer.Option("--points", help="Also sample this many points (0: none).",
-                                                   min=0)] = 0,
+                                                   min=0, metavar="N")] = 0,
                decontaminate: Annotated[bool, typer.Option("--decontaminate/--no-decontaminate",
                                                            help="Drop skeletons of the test sets.")] = True,
-               operators: S.OpsOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A,
+               operators: S.OpsOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
                force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Draw simplified skeletons from the training prior (SYNTHETIC), decontaminated against the test sets.
 
@@ -82,12 +83,12 @@ def sample_cmd(n: Annotated[int, typer.Option("--n", help="Skeletons to draw.", 
 @app.command("train")
 def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to write (model.pt + manifest.json).",
                                                 metavar="DIR")],
-              steps: Annotated[int, typer.Option("--steps", min=1)] = 1200,
-              batch: Annotated[int, typer.Option("--batch", min=1)] = 48,
-              lr: Annotated[float, typer.Option("--lr", help="AdamW peak learning rate.")] = 2e-3,
+              steps: Annotated[int, typer.Option("--steps", min=1, metavar="N")] = 1200,
+              batch: Annotated[int, typer.Option("--batch", min=1, metavar="N")] = 48,
+              lr: Annotated[float, typer.Option("--lr", help="AdamW peak learning rate.", metavar="NUMBER")] = 2e-3,
               pool: Annotated[int, typer.Option("--pool", help="Prior skeletons drawn before decontamination.",
-                                                min=1)] = 8000,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False,
+                                                min=1, metavar="N")] = 8000,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
               quiet: QuietOpt = False) -> None:
     """Train the tiny Flash-ANSR model on CPU on the decontaminated SYNTHETIC prior stream.
 
@@ -118,17 +119,17 @@ def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to 
 @app.command("fit")
 def fit_cmd(input: Annotated[str | None, typer.Argument(help="CSV/TSV/JSON(L) table, or - for stdin.",
                                                        metavar="INPUT")] = None,
-            target: Annotated[str, typer.Option("--target", help="Target column name.")] = "y",
+            target: Annotated[str, typer.Option("--target", help="Target column name.", metavar="TEXT")] = "y",
             x: Annotated[list[str] | None, typer.Option("--x", help="Input column (repeatable; default: all "
                                                         "but the target, at most 3).", metavar="COL")] = None,
             problem: Annotated[str | None, typer.Option("--problem", help="Instead of INPUT: points of a "
-                                                        "benchmark formula (nguyen-1 .. nguyen-12, feynman-...).")
+                                                        "benchmark formula (nguyen-1 .. nguyen-12, feynman-...).", metavar="TEXT")
                                ] = None,
             model: S.ModelOpt = S.DEFAULTS["model"], sampler: S.SamplerOpt = "model", candidates: S.CandOpt = 256,
             operators: S.OpsOpt = None, max_constants: S.MaxConstOpt = 4,
             parsimony: S.ParsOpt = S.DEFAULTS["parsimony"], restarts: S.RestartsOpt = 2,
             input_format: InputFormatOpt = InputFormat.auto, seed: SeedOpt = 0, output: OutputOpt = None,
-            fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+            fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Fit an expression to a table: best (score log10 FVU + λ·length) and the Pareto front.
 
     JSON output: {"best": {"expression", "fvu", "length"}, "pareto": [...]}; a table shows the front.
@@ -185,18 +186,18 @@ def _named(rec: dict, names: dict) -> dict:
 
 @app.command("eval")
 def eval_cmd(suite: Annotated[str, typer.Option("--suite", help="nguyen | nguyen8 | fastsrb | synthetic "
-                                                "(100 held-out SYNTHETIC problems).")] = "nguyen",
+                                                "(100 held-out SYNTHETIC problems).", metavar="TEXT")] = "nguyen",
              baseline: Annotated[list[str] | None, typer.Option("--baseline", help="Also run pyoperon / gplearn "
-                                                                "(repeatable).")] = None,
+                                                                "(repeatable).", metavar="TEXT")] = None,
              sampler: Annotated[list[str] | None, typer.Option("--sampler", help="model and/or prior "
-                                                               "(repeatable; default model).")] = None,
-             n: Annotated[int, typer.Option("--n", help="Problems of the synthetic suite.", min=1, max=100)] = 100,
-             budget: Annotated[str, typer.Option("--budget", help="Baseline budget: tiny | small.")] = "small",
+                                                               "(repeatable; default model).", metavar="TEXT")] = None,
+             n: Annotated[int, typer.Option("--n", help="Problems of the synthetic suite.", min=1, max=100, metavar="N")] = 100,
+             budget: Annotated[str, typer.Option("--budget", help="Baseline budget: tiny | small.", metavar="TEXT")] = "small",
              per_problem: Annotated[bool, typer.Option("--per-problem", help="One record per problem and method.")
                                     ] = False,
              model: S.ModelOpt = S.DEFAULTS["model"], candidates: S.CandOpt = 256, max_constants: S.MaxConstOpt = 4,
              parsimony: S.ParsOpt = S.DEFAULTS["parsimony"], restarts: S.RestartsOpt = 2, seed: SeedOpt = 0,
-             output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Recovery (numeric: FVU <= float32 eps on held-out points; symbolic: equivalence checker), length, time.
 
     \b

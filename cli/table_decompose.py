@@ -15,13 +15,16 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import BackendMissing, UsageError, require, unknown_name
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     OutputFormat,
     OutputOpt,
     QuietOpt,
+    TextOutputOpt,
     check_output,
     emit,
+    field_requested,
     notice,
     open_input,
     write_text,
@@ -135,8 +138,9 @@ def run(
                                                   "case hash (reruns ask nothing).", metavar="FILE")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Overlapping merged cells are an error (exit 2) "
                                          "instead of being clipped.")] = False,
-    output: OutputOpt = None,
+    output: TextOutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -202,22 +206,22 @@ def evaluate(
     gold: Annotated[str | None, typer.Option("--gold", help="Gold tables: HiTab table JSON file/folder (--gold-format "
                                              "hitab), or AITQA's aitqa_tables.jsonl or its folder (like --aitqa).",
                                              metavar="FILE|DIR")] = None,
-    gold_format: Annotated[str, typer.Option("--gold-format", help=" or ".join(GOLD_FORMATS) + ".")] = "aitqa",
+    gold_format: Annotated[str, typer.Option("--gold-format", help=" or ".join(GOLD_FORMATS) + ".", metavar="TEXT")] = "aitqa",
     render: Annotated[list[str] | None, typer.Option("--render", help="AITQA: how each table is rendered before "
                                                      "decomposing; repeatable: " + ", ".join(RENDERS) +
-                                                     " (default: " + " and ".join(DEFAULT_RENDERS) + ").")] = None,
+                                                     " (default: " + " and ".join(DEFAULT_RENDERS) + ").", metavar="TEXT")] = None,
     table: Annotated[list[str] | None, typer.Option("--table", help="AITQA table id to evaluate; repeatable.",
                                                     metavar="ID")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", help="Evaluate the first N tables.", min=1)] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Evaluate the first N tables.", min=1, metavar="N")] = None,
     per_table: Annotated[bool, typer.Option("--per-table", help="Include per-table metrics.")] = False,
     tables: Annotated[str | None, typer.Option("--tables", help="mlx26 gold: the folder holding the annotated "
                                                "tables' source files (<table>.xlsx / .html), read in place.",
                                                metavar="DIR")] = None,
     source: Annotated[list[str] | None, typer.Option("--source", help="mlx26 gold: which source files to score; "
-                                                     "repeatable: " + ", ".join(GOLD_SOURCES) + " (default: both).")
+                                                     "repeatable: " + ", ".join(GOLD_SOURCES) + " (default: both).", metavar="TEXT")
                       ] = None,
     split: Annotated[str | None, typer.Option("--split", help="mlx26 gold: score only tables of this split (" +
-                                              ", ".join(SPLITS) + ").")] = None,
+                                              ", ".join(SPLITS) + ").", metavar="TEXT")] = None,
     arbiter: Annotated[ArbiterName, typer.Option("--arbiter", help="Who resolves ambiguous decisions (see run); "
                                                  "eval reports how often the LLM was consulted and changed a "
                                                  "rule's answer.")] = ArbiterName.rules,
@@ -226,7 +230,10 @@ def evaluate(
     llm_cache: Annotated[str | None, typer.Option("--llm-cache", help="JSON file caching the model's answers.",
                                                   metavar="FILE")] = None,
     output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Score the decomposition against gold header paths; JSON metrics on stdout.
 
@@ -282,7 +289,7 @@ def evaluate(
                               per_table=per_table)
         if factory is not None:
             factory().cache.save()
-        write_text(ev.dumps(result), output, force=force)
+        _write_eval(result, output, fmt, force)
         return
     if gold_format == "hitab":
         if gold is None:
@@ -297,4 +304,14 @@ def evaluate(
             require("openpyxl", "table")
         result = ev.eval_aitqa(aitqa if aitqa is not None else gold, renders=renders, tables=table, limit=limit,
                                per_table=per_table, arbiter=factory)
-    write_text(ev.dumps(result), output, force=force)
+    _write_eval(result, output, fmt, force)
+
+
+def _write_eval(result: dict, output: str | None, fmt: OutputFormat, force: bool) -> None:
+    """The metrics JSON as before (auto/json); any other --format or --field goes through emit()."""
+    from mlx26.core.table_decompose import evaluate as ev
+
+    if OutputFormat(fmt) in (OutputFormat.auto, OutputFormat.json) and not field_requested():
+        write_text(ev.dumps(result), output, force=force)
+    else:
+        emit(result, output, fmt, force=force, title="table-decompose eval")

@@ -14,55 +14,63 @@ import typer
 from mlx26.cli._errors import require
 from mlx26.cli._io import (
     ConfigOpt,
+    FieldOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
     PrintConfigOpt,
     QuietOpt,
+    RecordSink,
     SeedOpt,
-    emit_raw,
     notice,
-    to_json,
 )
 from mlx26.core.smartthinker.spec import DATASETS, DEFAULT_PRESET, GRPO_PRESETS, LENGTH_REWARDS
 
 
 def train_grpo(
     ctx: typer.Context,
-    model: Annotated[str, typer.Option("--model", help="Zoo name or save_pretrained folder.")] = "tiny-llama",
-    data: Annotated[str, typer.Option("--data", help=" | ".join(DATASETS) + " (synthetic arithmetic).")] = "arith",
-    length_reward: Annotated[str, typer.Option("--length-reward", help=" | ".join(LENGTH_REWARDS) + ".")
+    model: Annotated[str, typer.Option("--model", help="Zoo name or save_pretrained folder.", metavar="TEXT")] = "tiny-llama",
+    data: Annotated[str, typer.Option("--data", help=" | ".join(DATASETS) + " (synthetic arithmetic).", metavar="TEXT")] = "arith",
+    length_reward: Annotated[str, typer.Option("--length-reward", help=" | ".join(LENGTH_REWARDS) + ".", metavar="TEXT")
                              ] = "smartthinker",
-    preset: Annotated[str, typer.Option("--preset", help=" | ".join(GRPO_PRESETS) + "; options below override it.")
+    preset: Annotated[str, typer.Option("--preset", help=" | ".join(GRPO_PRESETS) + "; options below override it.", metavar="TEXT")
                       ] = DEFAULT_PRESET,
-    num_generations: Annotated[int | None, typer.Option("--num-generations", help="G, responses per prompt.")
+    num_generations: Annotated[int | None, typer.Option("--num-generations", help="G, responses per prompt.", metavar="N")
                                ] = None,
-    prompts_per_step: Annotated[int | None, typer.Option("--prompts-per-step", help="Prompt groups per step.")
+    prompts_per_step: Annotated[int | None, typer.Option("--prompts-per-step", help="Prompt groups per step.", metavar="N")
                                 ] = None,
-    max_steps: Annotated[int | None, typer.Option("--max-steps", help="GRPO optimizer steps (0: warm-up only).")
+    max_steps: Annotated[int | None, typer.Option("--max-steps", help="GRPO optimizer steps (0: warm-up only).", metavar="N")
                          ] = None,
     max_completion_length: Annotated[int | None, typer.Option("--max-completion-length",
-                                                              help="Token cap per response.")] = None,
-    learning_rate: Annotated[float | None, typer.Option("--learning-rate", help="GRPO learning rate.")] = None,
-    beta: Annotated[float | None, typer.Option("--beta", help="KL coefficient (0: no reference model).")] = None,
-    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = None,
+                                                              help="Token cap per response.", metavar="N")] = None,
+    learning_rate: Annotated[float | None, typer.Option("--learning-rate", help="GRPO learning rate.", metavar="NUMBER")] = None,
+    beta: Annotated[float | None, typer.Option("--beta", help="KL coefficient (0: no reference model).", metavar="NUMBER")] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.", metavar="NUMBER")] = None,
     warmup_steps: Annotated[int | None, typer.Option("--warmup-steps", help="SFT warm-up steps on mixed-"
-                                                     "verbosity chains (0: start from --model as is).")] = None,
-    warmup_lr: Annotated[float | None, typer.Option("--warmup-lr", help="Warm-up learning rate.")] = None,
-    kind: Annotated[list[str] | None, typer.Option("--kind", help="Problem kinds; repeat [default: gain, share].")
+                                                     "verbosity chains (0: start from --model as is).", metavar="N")] = None,
+    warmup_lr: Annotated[float | None, typer.Option("--warmup-lr", help="Warm-up learning rate.", metavar="NUMBER")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", help="Problem kinds; repeat [default: gain, share].", metavar="TEXT")
                     ] = None,
     eval_problems: Annotated[int | None, typer.Option("--eval-problems", help="Held-out problems evaluated "
-                                                      "before and after.")] = None,
+                                                      "before and after.", metavar="N")] = None,
     target_length: Annotated[float | None, typer.Option("--target-length", help="Target / cap for l1-*, "
-                                                        "thinkprune.")] = None,
-    coef: Annotated[float | None, typer.Option("--coef", help="Length coefficient of kimi / arora / l1-*.")] = None,
+                                                        "thinkprune.", metavar="NUMBER")] = None,
+    coef: Annotated[float | None, typer.Option("--coef", help="Length coefficient of kimi / arora / l1-*.", metavar="NUMBER")] = None,
     out: Annotated[str | None, typer.Option("--out", help="Run folder [default: runs/grpo-<reward>-s<seed>].",
                                             metavar="DIR")] = None,
     seed: SeedOpt = 0,
-    force: Annotated[bool, typer.Option("--force", help="Reuse a non-empty --out folder (its files are replaced).")
-                     ] = False,
+    force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Reuse a non-empty --out folder (its files are replaced) and replace an "
+                                        "existing --output file.")] = False,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
     print_config: PrintConfigOpt = False,
 ) -> None:
     """Warm up, evaluate, train GRPO with a length reward, evaluate again; stream JSONL records.
+
+    --format auto streams JSONL on stdout; -o FILE or another --format writes the records at the end.
 
     Records: warmup (loss), eval before/after (accuracy, mean_length; greedy and sampled), grpo
     per step (TRL's reward, loss, KL… plus accuracy, length, alpha, l_opt). --out keeps
@@ -72,8 +80,8 @@ def train_grpo(
 
     \b
     Examples:
-      mlx26 train grpo --preset micro --out g1 --quiet
-      mlx26 train grpo --preset micro --length-reward kimi --num-generations 4 --max-steps 1 --out g2 --quiet
+      mlx26 train grpo --preset micro --out g1 --force --quiet
+      mlx26 train grpo --preset micro --length-reward kimi --num-generations 4 --max-steps 1 --out g2 --force --quiet
     """
     from mlx26.core.smartthinker.grpo import load_trl, settings, train
 
@@ -92,9 +100,11 @@ def train_grpo(
                     for k, v in dataclasses.asdict(s).items()}
         sys.stdout.write(yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True))
         return
+    sink = RecordSink(output, fmt, force=force, title="train grpo (tiny synthetic task)")
     require("torch", "torch")
     load_trl()
-    summary = train(s, lambda record: emit_raw(to_json(record) + "\n"), force=force)
+    summary = train(s, sink, force=force)
+    sink.close()
     b, a = summary["before"].get("greedy", {}), summary["after"].get("greedy", {})
     if b:
         notice(f"greedy: accuracy {b['accuracy']:.3f} → {a['accuracy']:.3f}, mean length {b['mean_length']:.1f} → "

@@ -11,17 +11,21 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from mlx26.cli import _complete as complete
 from mlx26.cli._errors import BackendMissing, InputError, require
 from mlx26.cli._io import (
     ConfigOpt,
+    FieldOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
     PrintConfigOpt,
     QuietOpt,
+    RecordSink,
     SeedOpt,
-    emit_raw,
     notice,
     print_config_requested,
     progress,
-    to_json,
 )
 from mlx26.core.rl.spec import ALGORITHMS
 
@@ -30,42 +34,48 @@ ALGO_HELP = " | ".join(ALGORITHMS) + " (the registry may hold more)."
 
 def train_rl(
     ctx: typer.Context,
-    algo: Annotated[str, typer.Option("--algo", help=ALGO_HELP)] = "dqn",
+    algo: Annotated[str, typer.Option("--algo", help=ALGO_HELP, metavar="ALGO",
+                                               autocompletion=complete.rl_algorithms)] = "dqn",
     env: Annotated[str | None, typer.Option("--env", help="gymnasium id, ogbench:<id> or mlx26/toy-modes "
-                                            "[default: a Minari --dataset's env, else CartPole-v1].")] = None,
+                                            "[default: a Minari --dataset's env, else CartPole-v1].", metavar="TEXT")] = None,
     dataset: Annotated[str | None, typer.Option("--dataset", help="Offline .npz (fql, dfql).", metavar="D.npz")] = None,
-    steps: Annotated[int, typer.Option("--steps", help="Env steps (dqn, ppo) or offline gradient steps.")] = 50_000,
-    online_steps: Annotated[int | None, typer.Option("--online-steps", help="Offline-to-online env steps.")] = None,
-    alpha: Annotated[float | None, typer.Option("--alpha", help="BC coefficient α (fql, dfql).")] = None,
-    flow_steps: Annotated[int | None, typer.Option("--flow-steps", help="Euler steps K (fql, dfql).")] = None,
-    reward: Annotated[str | None, typer.Option("--reward", help="ppo: env | weighted (reach-avoid envs).")] = None,
-    w_goal: Annotated[float | None, typer.Option("--w-goal", help="Weighted reward: goal bonus.")] = None,
-    w_unsafe: Annotated[float | None, typer.Option("--w-unsafe", help="Weighted reward: unsafe penalty.")] = None,
+    steps: Annotated[int, typer.Option("--steps", help="Env steps (dqn, ppo) or offline gradient steps.", metavar="N")] = 50_000,
+    online_steps: Annotated[int | None, typer.Option("--online-steps", help="Offline-to-online env steps.", metavar="N")] = None,
+    alpha: Annotated[float | None, typer.Option("--alpha", help="BC coefficient α (fql, dfql).", metavar="NUMBER")] = None,
+    flow_steps: Annotated[int | None, typer.Option("--flow-steps", help="Euler steps K (fql, dfql).", metavar="N")] = None,
+    reward: Annotated[str | None, typer.Option("--reward", help="ppo: env | weighted (reach-avoid envs).", metavar="TEXT")] = None,
+    w_goal: Annotated[float | None, typer.Option("--w-goal", help="Weighted reward: goal bonus.", metavar="NUMBER")] = None,
+    w_unsafe: Annotated[float | None, typer.Option("--w-unsafe", help="Weighted reward: unsafe penalty.", metavar="NUMBER")] = None,
     goal: Annotated[str | None, typer.Option("--goal", help="Reach-avoid goal set G on a user env: module:function "
-                                             "(obs → bool) or box:I=LO..HI[,…][;box:…].")] = None,
-    unsafe: Annotated[str | None, typer.Option("--unsafe", help="Reach-avoid unsafe set F (as --goal).")] = None,
+                                             "(obs → bool) or box:I=LO..HI[,…][;box:…].", metavar="TEXT")] = None,
+    unsafe: Annotated[str | None, typer.Option("--unsafe", help="Reach-avoid unsafe set F (as --goal).", metavar="TEXT")] = None,
     cost: Annotated[str | None, typer.Option("--cost", help="Step cost: a number (default 1) or module:function "
-                                             "(obs, action → float).")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="Hyperparameter key=value; repeatable.")] = None,
+                                             "(obs, action → float).", metavar="TEXT")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="Hyperparameter key=value; repeatable.", metavar="TEXT")] = None,
     out: Annotated[str | None, typer.Option("--out", help="Run folder [default: runs/<algo>-<env>-s<seed>].",
                                             metavar="DIR")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --out from its checkpoint (its stored "
                                          "options; --steps N extends it); a folder without one restarts its "
                                          "config from step 0.")] = False,
-    eval_every: Annotated[int, typer.Option("--eval-every", help="Evaluate + checkpoint every N steps (0 = end).")] = 0,
+    eval_every: Annotated[int, typer.Option("--eval-every", help="Evaluate + checkpoint every N steps (0 = end).", metavar="N")] = 0,
     eval_episodes: Annotated[int, typer.Option("--eval-episodes", help="Episodes per evaluation (the FQL "
-                                               "reference's 50).")] = 50,
-    device: Annotated[str, typer.Option("--device", help="cpu | cuda.")] = "cpu",
+                                               "reference's 50).", metavar="N")] = 50,
+    device: Annotated[str, typer.Option("--device", help="cpu | cuda.", metavar="TEXT")] = "cpu",
     rescale: Annotated[bool, typer.Option("--rescale", help="Map dataset actions into [-1, 1].")] = False,
     show_hparams: Annotated[bool, typer.Option("--show-hparams", help="List the algorithm's hyperparameters.")] = False,
     seed: SeedOpt = 0,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing run in --out (its config, "
+    force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Overwrite an existing run in --out (its config, "
                                         "metrics, logs and checkpoint) and an existing --output file.")] = False,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
     print_config: PrintConfigOpt = False,
 ) -> None:
     """Train an RL agent; stream JSONL metrics; write config, metrics and checkpoints to --out.
+
+    --format auto streams the metrics as JSONL on stdout; -o FILE or another --format writes them at the end.
 
     Algorithms: dqn, ppo (online baselines), fql, dfql (offline flow policies; DFQL is a
     reconstruction), rapc (reach-avoid with certificates, reconstruction) and its baselines
@@ -77,15 +87,16 @@ def train_rl(
 
     \b
     Examples:
-      mlx26 train rl --algo dqn --env CartPole-v1 --steps 600 --set learning_starts=200 --set train_freq=100 --out r1
-      mlx26 rl data make --env mlx26/toy-modes --policy oracle --steps 512 --out toy.npz && mlx26 train rl --algo dfql --env mlx26/toy-modes --dataset toy.npz --steps 20 --set preset=small --out r2
-      mlx26 train rl --algo rapc --env mlx26/ra-point --steps 256 --set num_steps=32 --set p=0.9 --eval-episodes 2 --out r3
-      mlx26 train rl --algo ppo --env mlx26/ra-point --reward weighted --w-goal 5 --w-unsafe 5 --steps 512 --eval-episodes 2 --out r4
-      mlx26 train rl --algo rapc --env MountainCarContinuous-v0 --goal 'box:0=0.45..inf' --unsafe 'box:1=-inf..-0.06' --cost 1 --steps 256 --set num_steps=32 --eval-episodes 2 --out r5
+      mlx26 train rl --algo dqn --env CartPole-v1 --steps 600 --set learning_starts=200 --set train_freq=100 --out r1 --force
+      mlx26 rl data make --env mlx26/toy-modes --policy oracle --steps 512 --out toy.npz && mlx26 train rl --algo dfql --env mlx26/toy-modes --dataset toy.npz --steps 20 --set preset=small --out r2 --force
+      mlx26 train rl --algo rapc --env mlx26/ra-point --steps 256 --set num_steps=32 --set p=0.9 --eval-episodes 2 --out r3 --force
+      mlx26 train rl --algo ppo --env mlx26/ra-point --reward weighted --w-goal 5 --w-unsafe 5 --steps 512 --eval-episodes 2 --out r4 --force
+      mlx26 train rl --algo rapc --env MountainCarContinuous-v0 --goal 'box:0=0.45..inf' --unsafe 'box:1=-inf..-0.06' --cost 1 --steps 256 --set num_steps=32 --eval-episodes 2 --out r5 --force
       mlx26 train rl --algo fql --show-hparams
     """
     if print_config_requested(ctx, print_config):
         return
+    sink = RecordSink(output, fmt, force=force, title=f"train rl {algo}")
     from mlx26.core.common.interrupts import stop_requested
 
     with stop_requested() as stop:  # from here on, Ctrl-C is a request to stop and keep the work
@@ -97,7 +108,8 @@ def train_rl(
 
         if show_hparams:
             for row in hp_help(registry.module(algo).Hyperparams):
-                emit_raw(to_json(row) + "\n")
+                sink(row)
+            sink.close()
             return
         if env is None:
             from mlx26.core.rl.formats import minari_env_id
@@ -156,5 +168,6 @@ def train_rl(
         runner.write_config(out, cfg)
         cfg.stop = stop.is_set  # SIGINT/SIGTERM: checkpoint the step in progress, exit 130
         for record in progress(runner.run(cfg), description=f"{cfg.algo} {cfg.env}", quiet=quiet):
-            emit_raw(to_json(record) + "\n")
+            sink(record)
+        sink.close()
         notice(f"run folder: {out}", quiet)

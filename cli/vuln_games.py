@@ -12,26 +12,36 @@ from typing import Annotated
 import typer
 from mlx26.cli import _vuln_games as V
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     InputArg,
     OutputFormat,
     OutputOpt,
     QuietOpt,
+    RecordSink,
     SeedOpt,
     check_output,
     emit,
     notice,
     open_input,
 )
-from mlx26.core.vuln_games.spec import ALGOS, GAMES, LM_GAMES, PROXY_METRICS, THRESHOLD_GRID, TOKEN_ALGOS, VARIANTS
+from mlx26.core.vuln_games.spec import (
+    ALGOS,
+    GAMES,
+    LM_GAMES,
+    PROXY_METRICS,
+    THRESHOLD_GRID,
+    TOKEN_ALGOS,
+    VARIANTS,
+)
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 A = OutputFormat.auto
 
 
 @app.command("list")
-def list_cmd(output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False) -> None:
+def list_cmd(output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
     """The four games: contexts, action vocabulary, what ER and ITP measure.
 
     \b
@@ -56,11 +66,11 @@ def list_cmd(output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = Fal
 
 @app.command("play")
 def play_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable",
-             context: Annotated[int, typer.Option("--context", help="Context index (see list).", min=0)] = 0,
-             action: Annotated[str | None, typer.Option("--action", help="One action (default: every action).")
+             context: Annotated[int, typer.Option("--context", help="Context index (see list).", min=0, metavar="N")] = 0,
+             action: Annotated[str | None, typer.Option("--action", help="One action (default: every action).", metavar="TEXT")
                                ] = None,
              audit_p: V.AuditPOpt = None, metric: V.MetricOpt = "rouge-l", seed: SeedOpt = 0,
-             output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False) -> None:
+             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
     """Render one context's transcript (--context, default 0) for each action and score it with the game's rule.
 
     One record per action (or only --action). Contexts and actions are listed by `vuln-games list`.
@@ -100,16 +110,18 @@ def play_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable"
 def train_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable", algo: V.AlgoOpt = "grpo",
               steps: V.StepsOpt = 200,
               prompts: Annotated[int | None, typer.Option("--prompts", help="Contexts (prompts) per step "
-                                                          "[default: 8; lm-grpo 2].", min=1)] = None,
-              group: Annotated[int, typer.Option("--group", help="Samples per context (GRPO's G).", min=2)] = 8,
+                                                          "[default: 8; lm-grpo 2].", min=1, metavar="N")] = None,
+              group: Annotated[int, typer.Option("--group", help="Samples per context (GRPO's G).", min=2, metavar="N")] = 8,
               lr: V.LrOpt = None, audit_p: V.AuditPOpt = None, metric: V.MetricOpt = "rouge-l",
-              log_every: Annotated[int, typer.Option("--log-every", help="Record every N steps.", min=1)] = 10,
+              log_every: Annotated[int, typer.Option("--log-every", help="Record every N steps.", min=1, metavar="N")] = 10,
               warmup_steps: Annotated[int, typer.Option("--warmup-steps", help="lm-grpo: SFT warm-up steps on "
-                                                        "game transcripts.", min=0)] = 150,
+                                                        "game transcripts.", min=0, metavar="N")] = 150,
               out: Annotated[str | None, typer.Option("--out", help="lm-grpo: run folder.", metavar="DIR")] = None,
-              plot: V.PlotOpt = None, seed: SeedOpt = 0, force: V.ForcePlotOpt = False, quiet: QuietOpt = False
-              ) -> None:
+              plot: V.PlotOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A,
+              only_field: FieldOpt = None, force: V.ForceRunOpt = False, quiet: QuietOpt = False) -> None:
     """Train a policy in one game; stream JSONL records with step, er (exploit rate), itp and reward.
+
+    --format auto streams JSONL to stdout; -o FILE or another --format writes the records at the end.
 
     grpo / reinforce: a token-action softmax policy (seconds). lm-grpo: tiny-llama after an SFT warm-up,
     then TRL's GRPOTrainer on CPU (tampering, self-grading; needs the grpo extra); --out keeps
@@ -119,7 +131,7 @@ def train_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable
     Examples:
       mlx26 vuln-games train --game tampering --variant vulnerable --algo grpo --steps 100 --log-every 50
       mlx26 vuln-games train --game self-grading --audit-p 0.3 --algo reinforce --steps 50 --log-every 25
-      mlx26 vuln-games train --game tampering --algo lm-grpo --steps 1 --warmup-steps 2 --out lm1 -q
+      mlx26 vuln-games train --game tampering --algo lm-grpo --steps 1 --warmup-steps 2 --out lm1 -q --force
     """
     V.check("game", game, GAMES)
     V.check("variant", variant, VARIANTS)
@@ -127,10 +139,11 @@ def train_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable
     V.check("metric", metric, PROXY_METRICS)
     V.check_plot(plot, force)
     records: list[dict] = []
+    out_sink = RecordSink(output, fmt, force=force, title=f"vuln-games train {game} (SYNTHETIC game)")
 
     def sink(rec: dict) -> None:
         records.append(rec)
-        V.stream(rec)
+        out_sink(rec)
 
     if algo == "lm-grpo":
         from mlx26.cli._errors import require
@@ -156,22 +169,24 @@ def train_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable
             sink(rec)
         notice(f"{game} ({variant}, {algo}): ER {last['er']:.3f}, ITP {last['itp']:.3f} "
                f"({last['itp_ratio']:.2f}× oracle) after {steps} steps (SYNTHETIC game)", quiet)
+    out_sink.close()
     V.plot(records, plot, f"{game} {variant} {algo}", key="variant")
 
 
 @app.command("persist")
 def persist_cmd(game: V.GameOpt = "tampering", algo: V.TokenAlgoOpt = "grpo",
                 teacher_steps: Annotated[int, typer.Option("--teacher-steps", help="RL steps on the vulnerable "
-                                                           "variant.", min=0)] = 200,
+                                                           "variant.", min=0, metavar="N")] = 200,
                 steps: Annotated[int, typer.Option("--steps", help="Continued steps under the secure reward.",
-                                                   min=0)] = 300,
+                                                   min=0, metavar="N")] = 300,
                 transcripts: Annotated[int, typer.Option("--transcripts", help="Teacher transcripts distilled.",
-                                                         min=1)] = 256,
+                                                         min=1, metavar="N")] = 256,
                 sft_steps: Annotated[int | None, typer.Option("--sft-steps", help="Student SFT steps [default: "
                                                               "until the student's ER matches the teacher's, so "
                                                               "both start the continuation at the same ER].",
-                                                              min=1)] = None,
-                audit_p: V.AuditPOpt = None, plot: V.PlotOpt = None, seed: SeedOpt = 0, force: V.ForcePlotOpt = False,
+                                                              min=1, metavar="N")] = None,
+                audit_p: V.AuditPOpt = None, plot: V.PlotOpt = None, seed: SeedOpt = 0, output: OutputOpt = None,
+                fmt: FormatOpt = A, only_field: FieldOpt = None, force: V.ForcePlotOpt = False,
                 quiet: QuietOpt = False) -> None:
     """RL-native exploit policy vs its SFT-distilled student, both continued under the secure reward.
 
@@ -186,13 +201,15 @@ def persist_cmd(game: V.GameOpt = "tampering", algo: V.TokenAlgoOpt = "grpo",
     V.check("game", game, GAMES)
     V.check("algo", algo, TOKEN_ALGOS)
     V.check_plot(plot, force)
+    out_sink = RecordSink(output, fmt, force=force, title=f"vuln-games persist {game} (SYNTHETIC game)")
     from mlx26.core.vuln_games.persist import experiment
 
     kw = {"audit_p": audit_p}  # validated for every game; only self-grading uses it
     records, summary = experiment(game, algo, teacher_steps, steps, transcripts, sft_steps, seed=seed, **kw)
     for rec in records:
-        V.stream(rec)
-    V.stream({"phase": "summary", **summary})
+        out_sink(rec)
+    out_sink({"phase": "summary", **summary})
+    out_sink.close()
     r, s = summary["rl-native"], summary["sft-student"]
 
     def below(x: dict) -> str:
@@ -207,10 +224,10 @@ def persist_cmd(game: V.GameOpt = "tampering", algo: V.TokenAlgoOpt = "grpo",
 
 @app.command("threshold")
 def threshold_cmd(algo: V.TokenAlgoOpt = "reinforce",
-                  grid: Annotated[str, typer.Option("--grid", help="Comma-separated audit probabilities.")
+                  grid: Annotated[str, typer.Option("--grid", help="Comma-separated audit probabilities.", metavar="TEXT")
                                   ] = ",".join(str(p) for p in THRESHOLD_GRID),
-                  seeds: Annotated[int, typer.Option("--seeds", help="Seeds 0..N-1.", min=1)] = 5,
-                  steps: V.StepsOpt = 300, output: OutputOpt = None, fmt: FormatOpt = A,
+                  seeds: Annotated[int, typer.Option("--seeds", help="Seeds 0..N-1.", min=1, metavar="N")] = 5,
+                  steps: V.StepsOpt = 300, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, quiet: QuietOpt = False,
                   force: ForceOpt = False) -> None:
     """Self-grading: the audit probability below which training learns to over-claim (theory 2/15; 1/7).
 
@@ -243,11 +260,11 @@ def audit_cmd(input: InputArg, game: V.GameOpt = "tampering", variant: V.Variant
               run_tests: Annotated[bool, typer.Option("--run-tests", help="Run code + tests fields (tampering) "
                                                       "in a resource-limited subprocess. Off: never executed.")
                                    ] = False,
-              timeout: Annotated[float, typer.Option("--timeout", help="Seconds per test run.")] = 5.0,
+              timeout: Annotated[float, typer.Option("--timeout", help="Seconds per test run.", metavar="NUMBER")] = 5.0,
               skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Skip and count malformed lines.")] = False,
               records: Annotated[bool, typer.Option("--records", help="One record per transcript, not a summary.")
                                  ] = False,
-              output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False) -> None:
+              output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
     """Apply a game's reference reward rule to real transcripts (JSONL): reward, exploit flag, ER, ITP.
 
     Fields per game are in docs/vuln-games.md (e.g. tampering: response + answer, or code + tests).

@@ -13,7 +13,17 @@ import typer
 from mlx26.cli import _wifi_pose as W
 from mlx26.cli import _wifi_pose_model
 from mlx26.cli._errors import InputError
-from mlx26.cli._io import ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, SeedOpt, emit, notice
+from mlx26.cli._io import (
+    FieldOpt,
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    emit,
+    notice,
+)
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 A = OutputFormat.auto
@@ -40,7 +50,7 @@ def read_cmd(capture: W.CaptureArg, chip: W.ChipOpt = "intel5300",
              output: Annotated[str | None, typer.Option("--output", "-o", help="PATH.npz: write the parsed CSI "
                                                         "(csi, time_s, subcarriers); other paths get the summary.",
                                                         metavar="PATH")] = None,
-             fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+             fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Parse a capture with csiread: packets (checked against a walk of its records), antennas, subcarriers, timing.
 
     \b
@@ -70,7 +80,7 @@ def sanitize_cmd(capture: W.CaptureArg, chip: W.ChipOpt = "intel5300",
                                                       "per-antenna residual variances.")] = True,
                  npz: Annotated[str | None, typer.Option("--npz", help="Write sanitised phase and denoised "
                                                          "amplitude here.", metavar="PATH")] = None,
-                 output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                 output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Phase std across packets (per subcarrier, median) before and after sanitisation; NaN/zero packets dropped.
 
     \b
@@ -103,14 +113,14 @@ def sanitize_cmd(capture: W.CaptureArg, chip: W.ChipOpt = "intel5300",
 @app.command("synth")
 def synth_cmd(dest: Annotated[str, typer.Argument(help="PATH.npz (our clips layout) or a folder (PiW3D layout: "
                                                   "csi/*.mat, keypoint/*.npy).", metavar="DEST")],
-              sequences: Annotated[int, typer.Option("--sequences", min=1)] = 8,
-              frames: Annotated[int, typer.Option("--frames", help="Frames per sequence.", min=1)] = 16,
-              packets: Annotated[int, typer.Option("--packets", help="Packets per frame.", min=2)] = 20,
+              sequences: Annotated[int, typer.Option("--sequences", min=1, metavar="N")] = 8,
+              frames: Annotated[int, typer.Option("--frames", help="Frames per sequence.", min=1, metavar="N")] = 16,
+              packets: Annotated[int, typer.Option("--packets", help="Packets per frame.", min=2, metavar="N")] = 20,
               persons: Annotated[int, typer.Option("--persons", help="At most this many persons (1-3).", min=1,
-                                                   max=3)] = 3,
-              snr: Annotated[float, typer.Option("--snr", help="SNR in dB.")] = 25.0,
-              sto: Annotated[float, typer.Option("--sto-ns", help="Timing offset range ± ns.", min=0)] = 40.0,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, force: ForceOpt = False,
+                                                   max=3, metavar="N")] = 3,
+              snr: Annotated[float, typer.Option("--snr", help="SNR in dB.", metavar="NUMBER")] = 25.0,
+              sto: Annotated[float, typer.Option("--sto-ns", help="Timing offset range ± ns.", min=0, metavar="NUMBER")] = 40.0,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
               quiet: QuietOpt = False) -> None:
     """Write SYNTHETIC CSI from 3D poses (room, Tx/Rx arrays, body scatterers, impairments, smooth motion).
 

@@ -11,8 +11,11 @@ import sys
 from typing import Annotated
 
 import typer
+from mlx26.cli import _complete as complete
 from mlx26.cli._errors import BackendMissing, InputError, require
 from mlx26.cli._io import (
+    FieldOpt,
+    ForceOpt,
     FormatOpt,
     OutputFormat,
     OutputOpt,
@@ -20,6 +23,7 @@ from mlx26.cli._io import (
     check_output,
     emit,
     emit_raw,
+    field_requested,
     notice,
     resolve_output_format,
 )
@@ -28,12 +32,13 @@ from mlx26.core.zoo.spec import CORPUS_NAMES
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
 ModelOpt = Annotated[str, typer.Option("--model", help="A zoo NAME (mlx26 zoo list), a model folder, or a hub id "
-                                       "owner/name (tried only with network).", metavar="MODEL")]
+                                       "owner/name (tried only with network).", metavar="MODEL",
+                                       autocompletion=complete.zoo_models)]
 ModelArg = Annotated[str, typer.Argument(help="A zoo NAME (see `mlx26 zoo list`) or a model folder.",
-                                         metavar="NAME|PATH")]
+                                         metavar="NAME|PATH", autocompletion=complete.zoo_models)]
 CorpusOpt = Annotated[list[str] | None, typer.Option("--corpus", "-c", help=" | ".join(CORPUS_NAMES) +
-                                                     "; repeat to mix.")]
-ForceDirOpt = Annotated[bool, typer.Option("--force", help="Replace an existing --out directory / -o file.")]
+                                                     "; repeat to mix.", metavar="TEXT")]
+ForceDirOpt = Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing --out directory / -o file.")]
 
 
 def _zoo():
@@ -72,26 +77,29 @@ def _reporters(quiet: bool):
 
 @app.command("train")
 def train(
-    preset: Annotated[str, typer.Argument(help="tiny-llama | tiny-llama-draft | tiny-moe | micro-llama | micro-moe.")],
+    preset: Annotated[str, typer.Argument(help="tiny-llama | tiny-llama-draft | tiny-moe | micro-llama | micro-moe.", metavar="PRESET",
+                                            autocompletion=complete.zoo_presets)],
     out: Annotated[str, typer.Option("--out", help="Directory to write the model into (must not exist).",
                                      metavar="DIR")],
     corpus: CorpusOpt = None,
-    minutes: Annotated[float | None, typer.Option("--minutes", help="Time budget (CPU time unless --clock wall); default per preset.")] = None,
-    steps: Annotated[int | None, typer.Option("--steps", help="Exact step count instead of a time budget.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of initialisation and batch sampling.", min=0)] = 0,
-    tokenizer: Annotated[str | None, typer.Option("--tokenizer", help="bpe-4096 | byte | a tokenizer folder.")] = None,
-    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Windows per step.")] = None,
-    context: Annotated[int | None, typer.Option("--context", help="Tokens per window.")] = None,
-    lr: Annotated[float | None, typer.Option("--lr", help="Peak learning rate.")] = None,
-    max_train_bytes: Annotated[int, typer.Option("--max-train-bytes", help="Training text used, in bytes.")
+    minutes: Annotated[float | None, typer.Option("--minutes", help="Time budget (CPU time unless --clock wall); default per preset.", metavar="NUMBER")] = None,
+    steps: Annotated[int | None, typer.Option("--steps", help="Exact step count instead of a time budget.", metavar="N")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of initialisation and batch sampling.", min=0, metavar="N")] = 0,
+    tokenizer: Annotated[str | None, typer.Option("--tokenizer", help="bpe-4096 | byte | a tokenizer folder.", metavar="TEXT")] = None,
+    batch_size: Annotated[int | None, typer.Option("--batch-size", help="Windows per step.", metavar="N")] = None,
+    context: Annotated[int | None, typer.Option("--context", help="Tokens per window.", metavar="N")] = None,
+    lr: Annotated[float | None, typer.Option("--lr", help="Peak learning rate.", metavar="NUMBER")] = None,
+    max_train_bytes: Annotated[int, typer.Option("--max-train-bytes", help="Training text used, in bytes.", metavar="N")
                                ] = 16_000_000,
-    eval_bytes: Annotated[int, typer.Option("--eval-bytes", help="Held-out bytes of the final evaluation.")
+    eval_bytes: Annotated[int, typer.Option("--eval-bytes", help="Held-out bytes of the final evaluation.", metavar="N")
                           ] = 262_144,
     clock: Annotated[str, typer.Option("--clock", help="Budget clock: cpu (this process's CPU time; "
-                                       "steady on a shared machine) or wall.")] = "cpu",
+                                       "steady on a shared machine) or wall.", metavar="TEXT")] = "cpu",
     resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run in --out with its stored "
                                          "options (the others given are ignored).")] = False,
+    output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceDirOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -106,9 +114,10 @@ def train(
 
     \b
     Examples:
-      mlx26 zoo train micro-llama --steps 4 --max-train-bytes 20000 --eval-bytes 2000 --out m -q
-      mlx26 zoo train micro-moe --steps 3 --max-train-bytes 20000 --eval-bytes 2000 --out moe -q --format json
+      mlx26 zoo train micro-llama --steps 4 --max-train-bytes 20000 --eval-bytes 2000 --out m -q --force
+      mlx26 zoo train micro-moe --steps 3 --max-train-bytes 20000 --eval-bytes 2000 --out moe -q --format json --force
     """
+    check_output(output, force)
     from mlx26.core.common.interrupts import stop_requested
     from mlx26.core.zoo.train import TrainOptions, stored_options
 
@@ -146,7 +155,7 @@ def train(
                "bits_per_byte": ev["bits_per_byte"], **{f"{k} bpb": v for k, v in ev["baselines"].items()}}
     if "dead_experts" in ev:
         summary["dead_experts"] = ev["dead_experts"]
-    emit(summary, None, fmt, title="zoo train (locally trained tiny model)")
+    emit(summary, output, fmt, force=force, title="zoo train (locally trained tiny model)")
 
 
 def _command(preset, corpus, minutes, steps, seed, tokenizer, batch_size, context, lr, max_train_bytes, eval_bytes,
@@ -170,14 +179,15 @@ def _command(preset, corpus, minutes, steps, seed, tokenizer, batch_size, contex
 @app.command("eval")
 def evaluate(
     name: ModelArg,
-    corpus: Annotated[str | None, typer.Option("--corpus", "-c", help="Held-out corpus; default: the model's.")
+    corpus: Annotated[str | None, typer.Option("--corpus", "-c", help="Held-out corpus; default: the model's.", metavar="TEXT")
                       ] = None,
-    max_bytes: Annotated[int, typer.Option("--max-bytes", help="Held-out bytes to score.")] = 262_144,
-    context: Annotated[int | None, typer.Option("--context", help="Tokens per chunk; default: the model's.")] = None,
+    max_bytes: Annotated[int, typer.Option("--max-bytes", help="Held-out bytes to score.", metavar="N")] = 262_144,
+    context: Annotated[int | None, typer.Option("--context", help="Tokens per chunk; default: the model's.", metavar="N")] = None,
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also run xz, bz2, gzip.")] = True,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
-    force: ForceDirOpt = False,
+    only_field: FieldOpt = None,
+    force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Held-out bits/byte of a model, side by side with xz -9e, bz2 -9 and gzip -9 on the same bytes.
@@ -213,7 +223,7 @@ def evaluate(
 
 
 @app.command("list")
-def list_(fmt: FormatOpt = OutputFormat.auto, output: OutputOpt = None, force: ForceDirOpt = False) -> None:
+def list_(fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, quiet: QuietOpt = False, output: OutputOpt = None, force: ForceOpt = False) -> None:
     """The zoo: shipped trained models with their held-out bits/byte, then random-init presets.
 
     \b
@@ -228,8 +238,8 @@ def list_(fmt: FormatOpt = OutputFormat.auto, output: OutputOpt = None, force: F
 
 
 @app.command("info")
-def info(name: ModelArg, fmt: FormatOpt = OutputFormat.auto, output: OutputOpt = None,
-         force: ForceDirOpt = False) -> None:
+def info(name: ModelArg, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, quiet: QuietOpt = False, output: OutputOpt = None,
+         force: ForceOpt = False) -> None:
     """A model's manifest: corpora and hashes, command, seed, steps, wall time, held-out bits/byte.
 
     \b
@@ -244,8 +254,11 @@ def info(name: ModelArg, fmt: FormatOpt = OutputFormat.auto, output: OutputOpt =
 
 
 @app.command("path")
-def path(name: ModelArg) -> None:
+def path(name: ModelArg, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None,
+         force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Print the model's folder (random-init presets are saved under $MLX26_HOME/zoo first).
+
+    auto prints the bare path (for $(...)); --format json etc. give the record {name, path}.
 
     \b
     Examples:
@@ -254,30 +267,40 @@ def path(name: ModelArg) -> None:
     """
     from mlx26.core.zoo.registry import model_kind
 
+    check_output(output, force)
     kind, _ = model_kind(name)
     if kind == "random":
         _zoo()
     from mlx26.core.zoo.registry import resolve_model_path
 
-    emit_raw(resolve_model_path(name) + "\n")
+    record = {"name": name, "path": resolve_model_path(name)}
+    if OutputFormat(fmt) == OutputFormat.auto and output in (None, "-") and not field_requested():
+        emit_raw(record["path"] + "\n")
+    else:
+        emit(record, output, fmt, force=force, title=f"zoo path {name}")
 
 
 @app.command("tokenizer")
 def tokenizer(
     out: Annotated[str, typer.Option("--out", help="Directory to save the tokenizer into.", metavar="DIR")],
-    vocab_size: Annotated[int, typer.Option("--vocab-size", help="Tokens, specials included.")] = 4096,
-    max_bytes: Annotated[int | None, typer.Option("--max-bytes", help="Training text; default: all.", min=1024)
+    vocab_size: Annotated[int, typer.Option("--vocab-size", help="Tokens, specials included.", metavar="N")] = 4096,
+    max_bytes: Annotated[int | None, typer.Option("--max-bytes", help="Training text; default: all.", min=1024, metavar="N")
                          ] = None,
+    output: OutputOpt = None,
+    fmt: FormatOpt = OutputFormat.auto,
+    only_field: FieldOpt = None,
     force: ForceDirOpt = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Train the byte-level BPE on the stdlib code + prose training splits (the shipped bpe-4096).
 
     \b
     Examples:
-      mlx26 zoo tokenizer --vocab-size 300 --max-bytes 50000 --out tok
+      mlx26 zoo tokenizer --vocab-size 300 --max-bytes 50000 --out tok --force
     """
     from pathlib import Path
 
+    check_output(output, force)
     if Path(out).exists() and not force:
         raise typer.BadParameter(f"directory {out} already exists (add --force to replace it).", param_hint="--out")
     from mlx26.core.common.files import check_creatable_folder
@@ -290,4 +313,5 @@ def tokenizer(
     tok = build_shipped_bpe(max_bytes, vocab_size)
     Path(out).mkdir(parents=True, exist_ok=True)
     tok.save_pretrained(out)
-    emit({"out": out, "vocab_size": len(tok), "hash": tokenizer_hash(tok)}, None, "auto")
+    emit({"out": out, "vocab_size": len(tok), "hash": tokenizer_hash(tok)}, output, fmt, force=force,
+         title="zoo tokenizer")

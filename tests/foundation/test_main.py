@@ -95,10 +95,16 @@ def test_missing_extra_hint_names_the_extra(capsys):
     assert "pip install 'mlx26[dp]'" in capsys.readouterr().err
 
 
-def test_debug_env_reraises(monkeypatch):
+@pytest.mark.parametrize(("exc", "code"), [(_errors.UsageError("x"), 2), (_errors.BackendMissing("y"), 3),
+                                           (RunFailure("z"), 1), (ValueError("bug"), 1)])
+def test_debug_env_shows_the_traceback_and_keeps_the_exit_code(monkeypatch, capsys, exc, code):
     monkeypatch.setenv("MLX26_DEBUG", "1")
-    with pytest.raises(_errors.UsageError):
-        _errors.handle(_errors.UsageError("x"))
+    try:
+        raise exc
+    except Exception as raised:  # a traceback needs a raised exception
+        assert _errors.handle(raised) == code
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "\nError: " in err[err.index("Traceback"):]
 
 
 def test_unknown_name_did_you_mean():
@@ -116,7 +122,7 @@ def test_entry_point_exit_codes(mlx26_exe, subprocess_env, tmp_path):
     assert "Traceback" not in bad.stderr
     debug = subprocess.run([mlx26_exe, "io", "convert", str(tmp_path / "none.csv")], capture_output=True, text=True,
                            env={**subprocess_env, "MLX26_DEBUG": "1"}, timeout=60)
-    assert debug.returncode != 0 and "Traceback" in debug.stderr
+    assert debug.returncode == 2 and "Traceback" in debug.stderr  # MLX26_DEBUG keeps the exit code
 
 
 @pytest.mark.parametrize("group", [[], ["dp-mix"], ["train"], ["rl", "data"]])
