@@ -137,13 +137,13 @@ def _with_default_subcommand(args: list[str]) -> list[str]:
 def _refuse_mistyped_subcommand(group: str, word: str, names: tuple[str, ...]) -> None:
     """`mlx26 simplify rnu -` is a typo of `run`, not an input file named 'rnu' (issue 31).
 
-    A word close to a subcommand name that is not an existing path is refused with did-you-mean;
+    A bare word close to a subcommand name that is not an existing path is refused with did-you-mean;
     anything else (a path, -, an option, an unrelated word) goes to the default subcommand.
     """
     import os
 
-    if word.startswith("-") or os.path.exists(word):
-        return
+    if word.startswith("-") or any(c in word for c in "./\\") or os.path.exists(word):
+        return  # an option, or something shaped like a path (label.py, ./run): the default subcommand reports it
     suggestion = did_you_mean(word, names)
     if suggestion:
         raise InputError(f"No such command '{word}'. {suggestion}",

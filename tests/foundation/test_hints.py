@@ -71,9 +71,10 @@ def test_a_file_named_like_a_subcommand_is_still_an_input(run_cli, tmp_path, mon
     assert json.loads(result.stdout)["simplified"] == "x1"
 
 
-def test_an_unrelated_word_still_goes_to_the_default_subcommand(run_cli):
-    result = run_cli("simplify", "no-such-file.txt")
-    assert result.code == 2 and result.error_lines[0] == "Error: input file not found: no-such-file.txt"
+@pytest.mark.parametrize("word", ["no-such-file.txt", "run.txt", "./rnu"])
+def test_an_unrelated_word_or_a_path_still_goes_to_the_default_subcommand(run_cli, word):
+    result = run_cli("simplify", word)
+    assert result.code == 2 and result.error_lines[0] == f"Error: input file not found: {word}"
 
 
 @pytest.mark.parametrize("name", ["out.parquet", "out.yaml", "out.yml", "out.xlsx"])
