@@ -210,7 +210,7 @@ def eval_(
 
     \b
     Examples:
-      mlx26 train rl --algo dqn --steps 300 --set learning_starts=100 --set train_freq=50 --out r --quiet > /dev/null && mlx26 rl eval --checkpoint r --episodes 3
+      mlx26 train rl --algo dqn --steps 300 --set learning_starts=100 --set train_freq=50 --out r --force --quiet > /dev/null && mlx26 rl eval --checkpoint r --episodes 3
     """
     check_output(output, force)
     require("gymnasium", "rl")
@@ -278,7 +278,7 @@ def ra_certify(
 
     \b
     Examples:
-      mlx26 train rl --algo rapc --env mlx26/ra-grid --steps 64 --set num_steps=16 --set num_envs=2 --set num_minibatches=2 --out ra --quiet > /dev/null && mlx26 rl reach-avoid certify --checkpoint ra --n-mc 50 --p 0.05
+      mlx26 train rl --algo rapc --env mlx26/ra-grid --steps 64 --set num_steps=16 --set num_envs=2 --set num_minibatches=2 --out ra --force --quiet > /dev/null && mlx26 rl reach-avoid certify --checkpoint ra --n-mc 50 --p 0.05
     """
     check_output(output, force)
     require("gymnasium", "rl")
@@ -402,7 +402,7 @@ def sweep_(
     \b
     Examples:
       mlx26 rl sweep --algo fql --algo dfql --env mlx26/toy-modes --dataset toy.npz --seeds 0-4 --steps 800 --set preset=small --out sw
-      mlx26 rl sweep --algo dqn --env CartPole-v1 --seeds 0-2 --steps 600 --set learning_starts=200 --out sw --format json
+      mlx26 rl sweep --algo dqn --env CartPole-v1 --seeds 0-2 --steps 600 --set learning_starts=200 --out sw --force --format json
     """
     check_output(output, force)
     require("gymnasium", "rl")

@@ -151,11 +151,34 @@ def _runnable_examples():
                 yield " ".join(path), line
 
 
-@pytest.mark.parametrize(("command", "line"), list(_runnable_examples()))
-def test_help_examples_run(command, line, subprocess_env, tmp_path):
-    proc = subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True,
-                          env=subprocess_env, cwd=tmp_path, timeout=300)
-    assert proc.returncode == 0, f"{command}: `{line}` failed: {proc.stderr}"
+def _examples_by_command() -> dict[str, list[str]]:
+    grouped: dict[str, list[str]] = {}
+    for command, line in _runnable_examples():
+        grouped.setdefault(command, []).append(line)
+    return grouped
+
+
+@pytest.mark.parametrize(("command", "lines"), list(_examples_by_command().items()))
+def test_help_examples_run_twice_in_one_folder(command, lines, subprocess_env, tmp_path):
+    """A Makefile rule or a user re-runs an example where its outputs already are (issue 31): every
+    example of a command passes in one empty folder, then again in the same folder."""
+    subprocess_env.pop("MLX26_FORCE", None)  # the examples themselves must be re-runnable
+    for attempt in ("first", "second"):
+        for line in lines:
+            proc = subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True,
+                                  env=subprocess_env, cwd=tmp_path, timeout=300)
+            if attempt == "second" and line in NOT_YET_RERUNNABLE:
+                assert proc.returncode != 0, f"{command}: `{line}` reruns now: drop it from NOT_YET_RERUNNABLE"
+                continue
+            assert proc.returncode == 0, f"{command}: `{line}` failed on the {attempt} run: {proc.stderr}"
+
+
+# Examples of the score-code work (its cli files are another engineer's in parallel) that refuse to
+# overwrite their own output on a second run; they pass once. The test fails when one is fixed.
+NOT_YET_RERUNNABLE = {
+    "mlx26 score-code export --model linear --onnx linear.onnx",
+    "mlx26 score-code export --model transformer --onnx transformer.onnx --opset 17",
+}
 
 
 def _smoke_targets():
