@@ -51,6 +51,13 @@ SINKS = {
                          r"SafeString|format_html)\s*\(|\.write\s*\(|return\s+[fr]?[\"'][^\"']*<\w+"),
 }
 _SHELL = re.compile(r"shell\s*=\s*True")
+# origin=True models: an f-string formats only if it has a replacement field (f"... %s" does not),
+# and calls with command-like names are told apart by the shape of their first argument.
+_FORMAT_NO_F = re.compile(r"""(?:["']\s*%\s*[\w(]|\.format\s*\(|["']\s*\+|\+\s*["']|%\s*\()""")
+_FSTRING_FIELD = re.compile(r"""\b[rR]?[fF][rR]?("{3}|'{3}|"|')(?:(?!\1)[\s\S])*?\{(?!\{)""")
+_CALL_START = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
+_COMMAND_LIKE = re.compile(r"run|exec|call|spawn|system|popen|cli|cmd|command|shell|ssh", re.IGNORECASE)
+_STRING_START = re.compile(r"""^[rRbBuUfF]{0,2}["']""")
 # An SQL statement in a string literal (bandit's B608 reads the same thing): formatting it is the
 # classic injection, wherever it happens, and a name holding it is an SQL string built by hand.
 _SQL_LITERAL = re.compile(r"[fFrRbBuU]{0,2}[\"']{1,3}\s*(?:SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER|"
@@ -78,6 +85,24 @@ def _call_args(text: str, start: int) -> str:
             if depth == 0:
                 return text[i + 1:j]
     return text[i + 1:]
+
+
+def _first_argument(args: str) -> str:
+    depth, quote = 0, ""
+    for i, ch in enumerate(args):
+        if quote:
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return args[:i].strip()
+    return args.strip()
 
 
 def _top_level_commas(args: str) -> int:
@@ -118,15 +143,33 @@ class TaintState:
         self.sql_built.clear()
         self.sanitised = False
 
+    def formatted(self, text: str) -> bool:
+        if not self.origin:
+            return bool(_FORMAT.search(text))
+        return bool(_FORMAT_NO_F.search(text) or _FSTRING_FIELD.search(text))
+
+    def _command_calls(self, text: str) -> list[str]:
+        """``call:list`` / ``call:fmt`` / ``call:str`` for calls with command-like names, by first argument."""
+        feats = []
+        for m in _CALL_START.finditer(text):
+            if not _COMMAND_LIKE.search(m.group(1).rsplit(".", 1)[-1]):
+                continue
+            first = _first_argument(_call_args(text, m.end() - 1))
+            if first[:1] in "[(":
+                feats.append("call:list")
+            elif _STRING_START.match(first) or _FORMAT_NO_F.search(first):
+                feats.append("call:fmt" if self.formatted(first) else "call:str")
+        return feats
+
     def step(self, text: str) -> list[str]:
         """The step's taint features, then the state updated with its assignments (causal)."""
-        feats: list[str] = []
+        feats: list[str] = self._command_calls(text) if self.origin else []
         for family, pattern in SINKS.items():
             for m in pattern.finditer(text):
                 args = _call_args(text, m.start()) if "(" in m.group(0) else text[m.end():m.end() + 200]
                 names = _names(args)
                 tags = [family]
-                if _FORMAT.search(args):
+                if self.formatted(args):
                     tags.append("fmt")
                 if names & self.tainted:
                     tags.append("tainted")
@@ -152,7 +195,7 @@ class TaintState:
                 if "built" in tags and "params" not in tags:
                     feats.append(f"sink:{base}:built-no-params")
         if _SQL_LITERAL.search(text):
-            formatted = bool(_FORMAT.search(text))
+            formatted = self.formatted(text)
             feats.append("sqlstr:fmt" if formatted else "sqlstr")
             if formatted and _names(text) & self.tainted:
                 feats.append("sqlstr:fmt+tainted")
@@ -176,13 +219,13 @@ class TaintState:
             targets = {t.strip().split(".")[-1] for t in a.group(1).split(",")}
             rhs = a.group(2)
             rhs_names = _names(rhs)
-            if (_SQL_LITERAL.search(rhs) and _FORMAT.search(rhs)) or rhs_names & self.sql_built:
+            if (_SQL_LITERAL.search(rhs) and self.formatted(rhs)) or rhs_names & self.sql_built:
                 self.sql_built |= targets
             if self.origin and (_SOURCE.search(rhs) or rhs_names & self.from_input):
                 self.from_input |= targets
             if _SOURCE.search(rhs) or rhs_names & self.tainted:
                 self.tainted |= targets
-                if _FORMAT.search(rhs):
+                if self.formatted(rhs):
                     self.built |= targets
             elif rhs_names & self.built:
                 self.built |= targets

@@ -28,12 +28,13 @@ DEFAULT_TRAIN_MODES = {"linear": ("block", "logical", "ast"), "transformer": ("b
 
 
 def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mode: str = "local",
-              weights: Sequence[float] | None = None, seq_weights: list[float] | None = None
-              ) -> tuple[list[list[str]], list[list[int]]]:
+              weights: Sequence[float] | None = None, seq_weights: list[float] | None = None,
+              origins: list[tuple[int, str]] | None = None) -> tuple[list[list[str]], list[list[int]]]:
     """Step texts and labels per (file, mode) from code records, or per file from labelled steps.
 
     With ``weights`` (one per record) and a list ``seq_weights``, the weight of each produced
-    sequence is appended to ``seq_weights`` (code records only).
+    sequence is appended to ``seq_weights`` (code records only); with a list ``origins``, its
+    (record index, segmentation) is appended (code records only).
     """
     texts: list[list[str]] = []
     labels: list[list[int]] = []
@@ -53,6 +54,8 @@ def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mod
                     labels.append(step_labels(steps, lines, label_mode))
                     if seq_weights is not None:
                         seq_weights.append(float(weights[i - 1]) if weights is not None else 1.0)
+                    if origins is not None:
+                        origins.append((i - 1, mode))
         elif {"text", "label"} <= set(r):
             order = r.get("step", r.get("start_line", 0))
             if not isinstance(order, int) or isinstance(order, bool):
@@ -69,11 +72,26 @@ def sequences(records: Iterable[dict[str, Any]], modes: Sequence[str], label_mod
     return texts, labels
 
 
+def fix_pairs(records: Sequence[dict[str, Any]], origins: Sequence[tuple[int, str]], mode: str
+              ) -> list[tuple[int, int]]:
+    """(vulnerable, fixed) indices of the ``mode`` sequences of records sharing a ``fix`` id.
+
+    A record with ``"fix": ID`` and ``"version": "vulnerable" | "fixed"`` is one side of a fix
+    (:func:`realtrain.sven_records` writes them); other records take no part.
+    """
+    sides: dict[Any, dict[str, int]] = {}
+    for seq, (index, seg) in enumerate(origins):
+        r = records[index]
+        if seg == mode and "fix" in r and r.get("version") in ("vulnerable", "fixed"):
+            sides.setdefault(r["fix"], {})[r["version"]] = seq
+    return [(s["vulnerable"], s["fixed"]) for s in sides.values() if len(s) == 2]
+
+
 def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] = MODELS, seed: int = 0,
           epochs: int = 10, label_mode: str = "local", data_note: dict | None = None,
           progress: Callable[[str], None] | None = None, weights: Sequence[float] | None = None,
           real: bool = False, l2: float | dict[str, float] = 1e-4, layout: str = "mixed",
-          dim: int | None = None) -> dict:
+          dim: int | None = None, pair_weight: float = 0.0) -> dict:
     """Train the requested models into ``out_dir`` and write ``manifest.json``; return the manifest.
 
     ``weights``: one loss weight per record (linear model); ``real``: the real-code variant —
@@ -89,7 +107,8 @@ def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] 
     for kind in models:
         modes = DEFAULT_TRAIN_MODES[kind]
         seq_weights: list[float] = []
-        texts, labels = sequences(records, modes, label_mode, weights, seq_weights)
+        origins: list[tuple[int, str]] = []
+        texts, labels = sequences(records, modes, label_mode, weights, seq_weights, origins)
         if not any(any(y) for y in labels) or all(all(y) for y in labels):
             raise InputError("training data need both vulnerable and safe steps.")
         t0 = time.process_time()
@@ -99,6 +118,7 @@ def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] 
             if real:
                 model, info = train_linear(texts, labels, scope="function", taint=True, l2=l2, layout=layout,
                                            weights=seq_weights if weights is not None else None,
+                                           pairs=fix_pairs(records, origins, modes[0]), pair_weight=pair_weight,
                                            **({"dim": dim} if dim else {}))
             else:
                 model, info = train_linear(texts, labels)

@@ -137,3 +137,57 @@ def test_split_featuriser_scores_real_code_the_same_in_every_runtime():
     ref, _ = model.score_steps(texts)
     got, _ = with_runtime(model, "torch").score_steps(texts)
     assert max(abs(a - b) for a, b in zip(got, ref, strict=True)) < 1e-9
+
+
+def test_pairwise_term_orders_the_fixed_version_above_the_vulnerable_one():
+    # Step labels alone say nothing about these two versions (every step is labelled safe); the
+    # pairwise term must make the fixed one score safer on average.
+    vulnerable = ["def f(x):", "    out = run('ls %s' % x)"]
+    fixed = ["def f(x):", "    out = run(['ls', x])"]
+    other = ["def g(y):", "    os.system(y)"]
+    texts, labels = [vulnerable, fixed, other], [[0, 0], [0, 0], [0, 1]]
+    dim = 1 << 12
+
+    def margin(weight):
+        model, info = train_linear(texts, labels, dim=dim, window=16, scope="function", taint=True, layout="split",
+                                   pairs=[(0, 1)], pair_weight=weight)
+        a, _ = model.score_steps(fixed)
+        b, _ = model.score_steps(vulnerable)
+        return sum(a) / len(a) - sum(b) / len(b), info
+
+    plain, info0 = margin(0.0)
+    paired, info1 = margin(10.0)
+    assert paired > plain + 0.1 and paired > 0
+    assert "pairs" not in info0 and info1["pairs"] == 1 and info1["pair_weight"] == 10.0
+    with pytest.raises(InputError, match="sequence 7"):
+        train_linear(texts, labels, dim=dim, window=16, pairs=[(0, 7)], pair_weight=1.0)
+
+
+def test_fix_pairs_match_versions_of_the_same_fix_in_one_segmentation():
+    from mlx26.core.score_code.train import fix_pairs
+
+    records = [{"code": "a", "fix": 3, "version": "vulnerable"}, {"code": "b", "fix": 3, "version": "fixed"},
+               {"code": "c"}, {"code": "d", "fix": 4, "version": "vulnerable"}]  # fix 4 has no fixed side
+    origins = [(0, "block"), (0, "ast"), (1, "block"), (1, "ast"), (2, "block"), (3, "block")]
+    assert fix_pairs(records, origins, "block") == [(0, 2)]
+    assert fix_pairs(records, origins, "ast") == [(1, 3)]
+
+
+def test_command_calls_are_told_apart_by_their_first_argument():
+    t = TaintState(origin=True)
+    t.step("def hosts(self, name):")
+    assert "call:fmt" in t.step("    out = self._cli_run('showhost -verbose %s' % (name), None)")
+    assert "call:list" in t.step("    out = self._cli_run(['showhost', '-verbose', name])")
+    assert "call:str" in t.step("    self._cli_run('setwsapi -sru high', None)")
+    assert not any(f.startswith("call:") for f in t.step("    total = compute(['a'], name)"))  # not command-like
+    assert not any(f.startswith("call:") for f in TaintState().step("    run(['ls', name])"))  # earlier models
+
+
+def test_an_f_string_formats_only_with_a_replacement_field():
+    t = TaintState(origin=True)
+    t.step("def find(space_id):")
+    fixed = t.step('    cur.execute(f"""select * from spaces where id = %s""", (space_id, ))')
+    assert "sink:sql:params" in fixed and "sink:sql:fmt" not in fixed and "sqlstr" in fixed
+    bug = t.step("    cur.execute(f\"\"\"select * from spaces where id = '{space_id}'\"\"\")")
+    assert "sink:sql:fmt" in bug and "sqlstr:fmt" in bug
+    assert "sink:sql:fmt" in TaintState().step('    cur.execute(f"select %s", (x,))')  # earlier models unchanged
