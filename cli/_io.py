@@ -692,7 +692,8 @@ def emit(
     resolved = resolve_output_format(fmt, output, single)
     field = _FIELD.get()
     if field is not None:
-        data, single, resolved = _only_field([data] if single else data, field), False, "lines"
+        rows: Iterable[Mapping[str, Any]] = [data] if isinstance(data, Mapping) else data
+        data, single, resolved = _only_field(rows, field), False, "lines"
     if output in (None, "-"):
         with _quiet_broken_pipe():
             _write(sys.stdout, data, resolved, single, title)
