@@ -502,8 +502,8 @@ def export(
 
     \b
     Examples:
-      mlx26 score-code export --model linear --onnx linear.onnx
-      mlx26 score-code export --model transformer --onnx transformer.onnx --opset 17
+      mlx26 score-code export --model linear --onnx linear.onnx --force
+      mlx26 score-code export --model transformer --onnx transformer.onnx --opset 17 --force
     """
     from mlx26.cli._errors import require
 

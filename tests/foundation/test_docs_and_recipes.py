@@ -167,18 +167,7 @@ def test_help_examples_run_twice_in_one_folder(command, lines, subprocess_env, t
         for line in lines:
             proc = subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True,
                                   env=subprocess_env, cwd=tmp_path, timeout=300)
-            if attempt == "second" and line in NOT_YET_RERUNNABLE:
-                assert proc.returncode != 0, f"{command}: `{line}` reruns now: drop it from NOT_YET_RERUNNABLE"
-                continue
             assert proc.returncode == 0, f"{command}: `{line}` failed on the {attempt} run: {proc.stderr}"
-
-
-# Examples of the score-code work (its cli files are another engineer's in parallel) that refuse to
-# overwrite their own output on a second run; they pass once. The test fails when one is fixed.
-NOT_YET_RERUNNABLE = {
-    "mlx26 score-code export --model linear --onnx linear.onnx",
-    "mlx26 score-code export --model transformer --onnx transformer.onnx --opset 17",
-}
 
 
 def _smoke_targets():
