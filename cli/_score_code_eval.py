@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import unknown_name
 from mlx26.cli._io import (
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     OutputFormat,
@@ -38,21 +39,23 @@ def _analyzers(value: str) -> list[str]:
 def eval_cmd(
     sven_dir: Annotated[str, typer.Option("--sven", help="SVEN folder holding train/ and val/ (eth-sri/sven "
                                           "data_train_val); mlx26 ships no copy.", metavar="DIR")],
-    model: Annotated[str, typer.Option("--model", help="linear | transformer.")] = "linear",
+    model: Annotated[str, typer.Option("--model", help="linear | transformer.", metavar="KIND")] = "linear",
     model_dir: Annotated[str | None, typer.Option("--model-dir", help="Folder from `score-code train` (default: "
                                                   "the shipped models); its manifest's aggregate/tau/threshold "
                                                   "are the operating rule.", metavar="DIR")] = None,
     stdlib_files: Annotated[int, typer.Option("--stdlib-files", help="Standard-library files sampled for the "
-                                              "false-alarm rate and throughput (0 = skip).", min=0)] = 200,
+                                              "false-alarm rate and throughput (0 = skip).", min=0,
+                                              metavar="N")] = 200,
     analyzers: Annotated[str, typer.Option("--analyzers", help="Baselines on the same inputs: bandit,semgrep "
-                                           "(comma-joined) or none.")] = "bandit,semgrep",
-    segment: Annotated[str, typer.Option("--segment", help="Steps: block (the paper's) | line | logical | ast.")
-                       ] = "block",
+                                           "(comma-joined) or none.", metavar="NAMES")] = "bandit,semgrep",
+    segment: Annotated[str, typer.Option("--segment", help="Steps: block (the paper's) | line | logical | ast.",
+                                         metavar="MODE")] = "block",
     seed: SeedOpt = 0,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
+    only_field: FieldOpt = None,
 ) -> None:
     """Evaluate a PRM on real code: SVEN test fixes, stdlib false alarms, robustness, ranking.
 

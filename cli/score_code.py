@@ -15,6 +15,8 @@ import typer
 from mlx26.cli import _score_code_eval
 from mlx26.cli._errors import BackendMissing, RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
+    FORCE_ENV,
+    FieldOpt,
     ForceOpt,
     FormatOpt,
     OutputFormat,
@@ -33,17 +35,18 @@ app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 _score_code_eval.register(app)  # `score-code eval` (real code) lives in cli/_score_code_eval.py
 
 InputsArg = Annotated[list[str] | None, typer.Argument(help="Python files or folders (their *.py); - = stdin.",
-                                                       metavar="[FILES|DIRS|-]...")]
-ModelOpt = Annotated[str, typer.Option("--model", help="linear (fast) | transformer (small causal transformer).")]
+                                                       metavar="PATH…")]
+ModelOpt = Annotated[str, typer.Option("--model", help="linear (fast) | transformer (small causal transformer).",
+                                       metavar="KIND")]
 ModelDirOpt = Annotated[str | None, typer.Option("--model-dir", help="Folder from `score-code train` "
                                                  "(default: the shipped models).", metavar="DIR")]
 SegmentOpt = Annotated[str, typer.Option("--segment", help="Steps: block (blank-line separated, the paper's) | "
-                                         "line | logical | ast.")]
-AggOpt = Annotated[str, typer.Option("--agg", help="softmax (paper) | min | mean | last | lse | cvar.")]
-TauOpt = Annotated[float, typer.Option("--tau", help="Temperature of softmax and lse.")]
-AlphaOpt = Annotated[float, typer.Option("--alpha", help="Tail fraction of cvar.")]
+                                         "line | logical | ast.", metavar="MODE")]
+AggOpt = Annotated[str, typer.Option("--agg", help="softmax (paper) | min | mean | last | lse | cvar.", metavar="NAME")]
+TauOpt = Annotated[float, typer.Option("--tau", help="Temperature of softmax and lse.", metavar="NUMBER")]
+AlphaOpt = Annotated[float, typer.Option("--alpha", help="Tail fraction of cvar.", metavar="NUMBER")]
 RuntimeOpt = Annotated[str, typer.Option("--runtime", help="auto | numpy | torch | onnx (onnxruntime). auto: numpy "
-                                         "for linear, torch for transformer; onnx for --stream when installed.")]
+                                         "for linear, torch for transformer; onnx for --stream when installed.", metavar="NAME")]
 OnnxOpt = Annotated[str | None, typer.Option("--onnx", help="ONNX file from `score-code export` (implies --runtime "
                                              "onnx; default: <kind>.onnx beside the model).", metavar="FILE")]
 RUNTIME_CHOICES = ("auto", "numpy", "torch", "onnx")
@@ -174,6 +177,7 @@ def score(
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
+    only_field: FieldOpt = None,
 ) -> None:
     """Score every step: s = p(safe) − p(vulnerable) in [−1, 1], from the code up to that step.
 
@@ -227,15 +231,15 @@ def detect(
     agg: AggOpt = "softmax",
     tau: TauOpt = 0.1,
     alpha: AlphaOpt = 0.2,
-    unit: Annotated[str, typer.Option("--unit", help="file | function (top-level defs and classes).")] = "file",
+    unit: Annotated[str, typer.Option("--unit", help="file | function (top-level defs and classes).", metavar="UNIT")] = "file",
     prefix: Annotated[float, typer.Option("--prefix", help="Partial code: score only this fraction of each "
-                                          "file's lines (e.g. 0.5).")] = 1.0,
-    top: Annotated[int, typer.Option("--top", help="Riskiest steps listed per verdict.", min=0)] = 3,
+                                          "file's lines (e.g. 0.5).", metavar="FRACTION")] = 1.0,
+    top: Annotated[int, typer.Option("--top", help="Riskiest steps listed per verdict.", min=0, metavar="N")] = 3,
     fail_on_vuln: Annotated[bool, typer.Option("--fail-on-vuln", help="Exit 1 when any unit is vulnerable "
                                                "(for CI).")] = False,
     threshold: Annotated[float | None, typer.Option("--threshold", help="Vulnerable iff the aggregate is <= this; "
                                                     "default: the model's calibrated threshold (manifest) for this "
-                                                    "--agg/--tau, else 0.")] = None,
+                                                    "--agg/--tau, else 0.", metavar="NUMBER")] = None,
     model: ModelOpt = "linear",
     model_dir: ModelDirOpt = None,
     segment: SegmentOpt = "block",
@@ -245,6 +249,7 @@ def detect(
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
+    only_field: FieldOpt = None,
 ) -> None:
     """One verdict per file (or function): vulnerable iff the aggregated step score is ≤ the threshold.
 
@@ -311,7 +316,7 @@ def _analyzer_names(values: list[str] | None) -> list[str]:
 def label(
     inputs: InputsArg = None,
     analyzers: Annotated[list[str] | None, typer.Option(
-        "--analyzers", help="bandit and/or semgrep; repeat or comma-join (default bandit).")] = None,
+        "--analyzers", help="bandit and/or semgrep; repeat or comma-join (default bandit).", metavar="NAME")] = None,
     rules: Annotated[list[str] | None, typer.Option(
         "--rules", help="Local semgrep rule file or folder; repeatable (default: the shipped rules). Registry "
         "configs are refused.", metavar="PATH")] = None,
@@ -320,12 +325,13 @@ def label(
     annotations: Annotated[bool, typer.Option("--annotations", help="Label from '# ruleid:' comments, no "
                                               "analyzer.")] = False,
     label_mode: Annotated[str, typer.Option("--label-mode", help="local (overlapping steps) | monotone (every "
-                                            "step from the first vulnerable one on).")] = "local",
+                                            "step from the first vulnerable one on).", metavar="MODE")] = "local",
     segment: SegmentOpt = "block",
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
+    only_field: FieldOpt = None,
 ) -> None:
     """Step labels (1 = vulnerable) from analyzer findings, a fix diff or ruleid comments.
 
@@ -387,13 +393,15 @@ def label(
 
 @app.command("corpus")
 def corpus(
-    n: Annotated[int, typer.Option("--n", help="Number of files.", min=1)] = 100,
+    n: Annotated[int, typer.Option("--n", help="Number of files.", min=1, metavar="N")] = 100,
     seed: SeedOpt = 0,
     vulnerable_fraction: Annotated[float, typer.Option("--vulnerable-fraction", help="Share of vulnerable files.",
-                                                       min=0.0, max=1.0)] = 0.5,
+                                                       min=0.0, max=1.0, metavar="FRACTION")] = 0.5,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
+    quiet: QuietOpt = False,
+    only_field: FieldOpt = None,
 ) -> None:
     """Synthetic Python files with source→sink vulnerabilities (6 CWEs) and safe counterparts.
 
@@ -420,14 +428,17 @@ def train(
     sven: Annotated[str | None, typer.Option("--sven", help="Train on real code: SVEN's fixes (this folder, with "
                                              "train/ and val/), installed library code and a synthetic minority; "
                                              "calibrates the threshold (see docs).", metavar="DIR")] = None,
-    n_files: Annotated[int, typer.Option("--n-files", help="Synthetic files when no --data.", min=2)] = 1500,
+    n_files: Annotated[int, typer.Option("--n-files", help="Synthetic files when no --data.", min=2, metavar="N")] = 1500,
     model: Annotated[list[str] | None, typer.Option("--model", help="linear and/or transformer; repeatable "
-                                                    "(default both).")] = None,
-    epochs: Annotated[int, typer.Option("--epochs", help="Transformer epochs.", min=1)] = 10,
+                                                    "(default both).", metavar="KIND")] = None,
+    epochs: Annotated[int, typer.Option("--epochs", help="Transformer epochs.", min=1, metavar="N")] = 10,
     seed: SeedOpt = 0,
-    force: Annotated[bool, typer.Option("--force", help="Replace model files already in --out.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace model files already in --out (and an existing "
+                                        "--output file).", envvar=FORCE_ENV)] = False,
+    output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     quiet: QuietOpt = False,
+    only_field: FieldOpt = None,
 ) -> None:
     """Train the step scorers (seeded) into DIR: linear.npz, transformer.npz, manifest.json.
 
@@ -439,6 +450,7 @@ def train(
       mlx26 score-code train --sven sven --model linear --out prm-real --format json   # sven/train/cwe-089.jsonl …
     """
 
+    check_output(output, force)
     kinds = list(dict.fromkeys(model or MODELS))
     for k in kinds:
         if k not in MODELS:
@@ -465,7 +477,7 @@ def train(
         folder.mkdir(parents=True, exist_ok=True)
         entry = train_real(sven, str(folder), models=kinds, seed=seed, epochs=epochs,
                            progress=None if quiet else notice)
-        emit(entry, None, fmt, title="score-code train")
+        emit(entry, output, fmt, force=force, title="score-code train")
         return
     if data:
         records = list(read_records(data, "jsonl"))
@@ -479,7 +491,7 @@ def train(
     folder.mkdir(parents=True, exist_ok=True)
     entry = core.train(records, str(folder), models=kinds, seed=seed, epochs=epochs, data_note=note,
                        progress=None if quiet else notice)
-    emit(entry, None, fmt, title="score-code train")
+    emit(entry, output, fmt, force=force, title="score-code train")
 
 
 @app.command("export")
@@ -489,9 +501,13 @@ def export(
     model_dir: ModelDirOpt = None,
     onnx: Annotated[str, typer.Option("--onnx", help="The ONNX file to write.", metavar="OUT.onnx")] = "",
     opset: Annotated[int, typer.Option("--opset", help="ONNX opset of the graph (linear 13+, transformer "
-                                       "14-20).")] = 17,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --onnx file.")] = False,
+                                       "14-20).", metavar="N")] = 17,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --onnx (and --output) file.",
+                                        envvar=FORCE_ENV)] = False,
+    output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
+    quiet: QuietOpt = False,
+    only_field: FieldOpt = None,
 ) -> None:
     """Export a PRM to ONNX for onnxruntime; prints the manifest stored in the file.
 
@@ -511,6 +527,7 @@ def export(
         raise UsageError("give the file to write with --onnx OUT.onnx.")
     model, model_dir = _kind_and_dir(model, model_dir)
     check_output(onnx, force)
+    check_output(output, force)
     require("onnx", "onnx")
     if model == "transformer":
         require("torch", "torch")
@@ -523,7 +540,7 @@ def export(
     rule = {"aggregate": entry.get("aggregate", "softmax"), "tau": float(entry.get("tau", 0.1))}
     rule["threshold"] = operating_threshold(model, model_dir, rule["aggregate"], rule["tau"])
     info = export_onnx(load_model(model, model_dir), onnx, opset=opset, operating_rule=rule)
-    emit({"onnx": onnx, **info}, None, fmt, title="score-code export")
+    emit({"onnx": onnx, **info}, output, fmt, force=force, title="score-code export")
 
 
 @app.command("rank")
@@ -531,13 +548,13 @@ def rank(
     candidates: Annotated[str | None, typer.Option("--candidates", help="JSONL of {id?, prefix?, candidate} "
                                                    "(also prompt/completion/code); - = stdin.",
                                                    metavar="FILE")] = None,
-    prompt: Annotated[str | None, typer.Option("--prompt", help="Code prefix to continue with --llm.")] = None,
+    prompt: Annotated[str | None, typer.Option("--prompt", help="Code prefix to continue with --llm.", metavar="TEXT")] = None,
     llm: Annotated[str | None, typer.Option("--llm", envvar="MLX26_LLM", metavar="SPEC",
                                             help="Generate candidates for --prompt with this backend "
                                                  "(see `mlx26 llm`).")] = None,
-    n: Annotated[int, typer.Option("--n", help="Candidates to generate with --llm.", min=1, max=16)] = 4,
-    temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature for --llm.")] = 0.8,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Tokens per generated candidate.", min=1)] = 256,
+    n: Annotated[int, typer.Option("--n", help="Candidates to generate with --llm.", min=1, max=16, metavar="N")] = 4,
+    temperature: Annotated[float, typer.Option("--temperature", help="Sampling temperature for --llm.", metavar="NUMBER")] = 0.8,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Tokens per generated candidate.", min=1, metavar="N")] = 256,
     best: Annotated[bool, typer.Option("--best", help="Keep only the best candidate per prefix.")] = False,
     agg: AggOpt = "softmax",
     tau: TauOpt = 0.1,
@@ -551,6 +568,8 @@ def rank(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
+    quiet: QuietOpt = False,
+    only_field: FieldOpt = None,
 ) -> None:
     """Rank candidate continuations by their aggregated step reward (prefix as causal context).
 

@@ -13,20 +13,9 @@ from mlx26.cli._reference import subcommands, walk
 
 UNIFORM = ("-o", "--output", "--format", "--field", "-q", "--quiet", "--force")
 
-# score-code is being reworked in parallel by another engineer (its cli/score_code*.py are theirs);
-# these are the gaps it still has. The test fails when one is fixed, so the list only shrinks.
-PENDING: dict[str, set[str]] = {
-    "score-code eval": {"--field"},
-    "score-code score": {"--field"},
-    "score-code detect": {"--field"},
-    "score-code label": {"--field"},
-    "score-code corpus": {"--field", "-q", "--quiet"},
-    "score-code train": {"--field", "-o", "--output"},
-    "score-code export": {"--field", "-o", "--output", "-q", "--quiet"},
-    "score-code rank": {"--field", "-q", "--quiet"},
-}
-PENDING_FORCE_ENV = {"score-code train", "score-code export"}
-PENDING_METAVARS = {"score-code"}
+PENDING: dict[str, set[str]] = {}  # commands still missing a uniform option (none)
+PENDING_FORCE_ENV: set[str] = set()
+PENDING_METAVARS: set[str] = set()
 
 
 def _leaves() -> list[tuple[str, str]]:
