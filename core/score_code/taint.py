@@ -87,8 +87,9 @@ def _call_args(text: str, start: int) -> str:
     return text[i + 1:]
 
 
-def _first_argument(args: str) -> str:
-    depth, quote = 0, ""
+def _top_level_commas_at(args: str) -> list[int]:
+    """Offsets of the commas outside brackets and string literals (the argument separators)."""
+    depth, quote, out = 0, "", []
     for i, ch in enumerate(args):
         if quote:
             if ch == quote:
@@ -101,26 +102,17 @@ def _first_argument(args: str) -> str:
         elif ch in ")]}":
             depth -= 1
         elif ch == "," and depth == 0:
-            return args[:i].strip()
-    return args.strip()
+            out.append(i)
+    return out
+
+
+def _first_argument(args: str) -> str:
+    commas = _top_level_commas_at(args)
+    return (args[:commas[0]] if commas else args).strip()
 
 
 def _top_level_commas(args: str) -> int:
-    depth, n, quote = 0, 0, ""
-    for ch in args:
-        if quote:
-            if ch == quote:
-                quote = ""
-            continue
-        if ch in "\"'":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            n += 1
-    return n
+    return len(_top_level_commas_at(args))
 
 
 @dataclass
