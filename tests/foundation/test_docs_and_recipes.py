@@ -158,16 +158,32 @@ def _examples_by_command() -> dict[str, list[str]]:
     return grouped
 
 
+def _folder_state(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(f.relative_to(folder)): (f.stat().st_size, f.stat().st_mtime_ns) for f in folder.rglob("*") if f.is_file()}
+
+
 @pytest.mark.parametrize(("command", "lines"), list(_examples_by_command().items()))
 def test_help_examples_run_twice_in_one_folder(command, lines, subprocess_env, tmp_path):
     """A Makefile rule or a user re-runs an example where its outputs already are (issue 31): every
-    example of a command passes in one empty folder, then again in the same folder."""
+    example of a command passes in one empty folder, then again in the same folder.
+
+    Only the examples that left something in the folder the first time run again: one that wrote
+    nothing cannot meet its own output, and skipping it keeps the default suite's time in bounds."""
     subprocess_env.pop("MLX26_FORCE", None)  # the examples themselves must be re-runnable
-    for attempt in ("first", "second"):
-        for line in lines:
-            proc = subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True,
-                                  env=subprocess_env, cwd=tmp_path, timeout=300)
-            assert proc.returncode == 0, f"{command}: `{line}` failed on the {attempt} run: {proc.stderr}"
+
+    def run(line: str, attempt: str) -> None:
+        proc = subprocess.run(["bash", "-o", "pipefail", "-c", line], capture_output=True, text=True,
+                              env=subprocess_env, cwd=tmp_path, timeout=300)
+        assert proc.returncode == 0, f"{command}: `{line}` failed on the {attempt} run: {proc.stderr}"
+
+    writers = []
+    for line in lines:
+        before = _folder_state(tmp_path)
+        run(line, "first")
+        if _folder_state(tmp_path) != before:
+            writers.append(line)
+    for line in writers:
+        run(line, "second")
 
 
 def _smoke_targets():
