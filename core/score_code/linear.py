@@ -82,7 +82,9 @@ def _pair_means(pairs: Sequence[tuple[int, int]], lengths: Sequence[int], rows: 
     starts = np.concatenate([[0], np.cumsum(lengths)])
 
     def averaging(seqs: list[int]):
-        r, c, v = [], [], []
+        r: list[int] = []
+        c: list[int] = []
+        v: list[float] = []
         for i, seq in enumerate(seqs):
             if not 0 <= seq < len(lengths):
                 raise InputError(f"pair refers to sequence {seq}, but there are {len(lengths)}.")

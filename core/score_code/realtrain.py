@@ -35,7 +35,7 @@ import difflib
 import hashlib
 import sys
 import sysconfig
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -127,7 +127,7 @@ def file_records(files: Sequence[Path]) -> list[dict[str, Any]]:
 
 
 def calibrate(vulnerable: Sequence[float], safe: Sequence[float],
-              benign_files: Sequence[float] | dict[str, Sequence[float]], *,
+              benign_files: Sequence[float] | Mapping[str, Sequence[float]], *,
               max_false_alarm: float = 0.03, rule: str = "f1") -> dict[str, Any]:
     """The threshold (verdict: aggregate ≤ threshold) under a false-alarm cap on ordinary files.
 
@@ -139,7 +139,7 @@ def calibrate(vulnerable: Sequence[float], safe: Sequence[float],
     """
     if rule not in CALIBRATION_RULES:
         raise InputError(f"unknown calibration rule '{rule}'", "choose one of: " + ", ".join(CALIBRATION_RULES))
-    groups = benign_files if isinstance(benign_files, dict) else {"files": benign_files}
+    groups = benign_files if isinstance(benign_files, Mapping) else {"files": benign_files}
     every = [a for g in groups.values() for a in g]
     candidates = sorted(set(vulnerable) | set(safe) | set(every) | {0.0})
     best: dict[str, Any] | None = None
