@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 from mlx26.cli import _spike as S
-from mlx26.cli._errors import InputError, Mlx26Error, require
+from mlx26.cli._errors import InputError, require
 from mlx26.cli._io import (
     FieldOpt,
     ForceOpt,
@@ -80,7 +80,7 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
     S.check_folder(out, force)
     S.start(output, force, metrics)
     _threads()
-    from mlx26.core.common.interrupts import EXIT_INTERRUPTED, stop_requested
+    from mlx26.core.common.interrupts import Interrupted, stop_requested
     from mlx26.core.common.seeding import seed_everything
     from mlx26.core.spike import tasks
     from mlx26.core.spike import train as TR
@@ -126,9 +126,8 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
            "truncated_train": data.truncated, "truncated_test": heldout.truncated, "out": out, "model_hash": saved["model_hash"]}
     emit(rec, output, fmt, force=force, title="spike train" + (" (SYNTHETIC task)" if data.synthetic else ""))
     if info["interrupted"]:
-        raise Mlx26Error(f"interrupted at step {info['steps']} of {steps}; the model at that step is saved in {out}",
-                         "it evaluates and exports as is; run `spike train` again to train to the end",
-                         exit_code=EXIT_INTERRUPTED)
+        raise Interrupted(f"interrupted at step {info['steps']} of {steps}; the model at that step is saved in {out}",
+                          "it evaluates and exports as is; run `spike train` again to train to the end")
 
 
 @app.command("eval")
