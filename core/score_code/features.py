@@ -96,12 +96,14 @@ class CodeOnly:
         return "\n" * body.count("\n")
 
 
+def region_ends(dim: int) -> list[int]:
+    """The exclusive upper index of each namespace of the ``split`` layout, in :data:`REGIONS` order."""
+    return [int(dim * (offset + size)) for offset, size in REGIONS.values()]
+
+
 def region_of(index: int, dim: int) -> str:
     """The namespace an index of the ``split`` layout belongs to."""
-    for name, (offset, size) in REGIONS.items():
-        if index < int(dim * (offset + size)):
-            return name
-    return "taint"
+    return next(name for name, end in zip(REGIONS, region_ends(dim), strict=True) if index < end)
 
 
 def tokens(text: str) -> list[str]:

@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mlx26.core.common.errors import InputError
-from mlx26.core.score_code.features import DEFAULT_DIM, DEFAULT_WINDOW, REGIONS, StepFeaturizer, csr
+from mlx26.core.score_code.features import (
+    DEFAULT_DIM,
+    DEFAULT_WINDOW,
+    REGIONS,
+    StepFeaturizer,
+    csr,
+    region_ends,
+)
 
 
 @dataclass
@@ -130,8 +137,8 @@ def train_linear(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[
     active = np.unique(full.indices)
     X = full[:, active]
     if isinstance(l2, dict):
-        bounds = np.array([int(dim * (off + size)) for off, size in REGIONS.values()])
-        penalty = np.asarray(list(l2.values()), dtype=np.float64)[np.searchsorted(bounds, active, side="right")]
+        strength = np.asarray([l2[name] for name in REGIONS], dtype=np.float64)
+        penalty = strength[np.searchsorted(region_ends(dim), active, side="right")]
     else:
         penalty = np.full(len(active), float(l2))
     pos = y.sum()
