@@ -52,7 +52,7 @@ def analyzers_on_pool(sven_dir: str) -> dict:
         texts[f"{i}/vulnerable"] = dedented(p.before)[0]
         texts[f"{i}/fixed"] = dedented(p.after)[0]
     names = [a for a in ("bandit", "semgrep") if R.available(a)]
-    found = R._analyze(names, texts, _say) if names else {}
+    found = R.analyze_texts(names, texts, _say) if names else {}
     out = {}
     for system, findings in found.items():
         pred = [bool(findings.get(f"{i}/{v}")) for i in range(len(pool)) for v in ("vulnerable", "fixed")]

@@ -312,7 +312,7 @@ def check_analyzers(names: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _analyze(names: Sequence[str], sources: dict[str, str], say: Callable[[str], None]) -> dict[str, dict]:
+def analyze_texts(names: Sequence[str], sources: dict[str, str], say: Callable[[str], None]) -> dict[str, dict]:
     """system → file key → kept findings (bandit: severity ≥ MEDIUM; semgrep: all)."""
     out: dict[str, dict[str, list[Finding]]] = {}
     if "bandit" in names:
@@ -363,7 +363,7 @@ def evaluate_real(pairs: Sequence[sven.Pair], models: dict[str, Any], rules: dic
     sample = stdlib_sample(stdlib_n, seed, stdlib_root_path, part=stdlib_part) if stdlib_n else []
     for path in sample:
         texts[f"stdlib/{path.relative_to(stdlib_root_path)}"] = decode(path.read_bytes(), str(path)).text
-    found = _analyze(names, texts, say)
+    found = analyze_texts(names, texts, say)
 
     # PRM scores (causal over each whole text).
     scored: dict[str, dict[str, Any]] = {}
