@@ -45,7 +45,7 @@ EXTRA_FOR_MODULE = {
     "stable_baselines3": "sb3",
     "safetensors": "zoo",
     "peft": "select",
-    "matplotlib": "select",
+    "matplotlib": "plot",
     "faiss": "profile-memory",
     "ot": "rationality",
     "hqq": "quantize-moe",
@@ -78,6 +78,19 @@ def require(module: str, extra: str | None = None):
         return importlib.import_module(module)
     except ImportError as exc:
         raise missing_extra(module.split(".")[0], extra, exc) from exc
+
+
+def ensure_installed(module: str, extra: str | None = None) -> None:
+    """Like ``require`` but without importing: a missing extra is reported before seconds of imports
+    (torch alone takes 1.5–2 s), so input errors found next are still fast (issue 31)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise missing_extra(module.split(".")[0], extra)
 
 
 def missing_extra(module: str, extra: str | None = None, exc: BaseException | None = None) -> BackendMissing:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import typer
 from mlx26.cli._io import FieldOpt, ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, check_output, emit
 
 
@@ -11,6 +14,8 @@ def info(
     only_field: FieldOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
+    probe: Annotated[bool, typer.Option("--probe", help="Import torch to ask it which device it sees (slower; "
+                                        "without it the device is read from torch's build and the driver).")] = False,
 ) -> None:
     """Show the version, Python, which extras and backends are present, and the data directory.
 
@@ -20,8 +25,9 @@ def info(
     Examples:
       mlx26 info
       mlx26 info --format json | python -c "import json,sys; print(json.load(sys.stdin)['version'])"
+      mlx26 info --probe --field torch_device
     """
     check_output(output, force)
     from mlx26.core.common.environment import describe
 
-    emit(describe(), output, fmt, force=force, title="mlx26 info")
+    emit(describe(probe), output, fmt, force=force, title="mlx26 info")

@@ -11,20 +11,32 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable, Iterator, MutableMapping
+from functools import partial
 from typing import Annotated
 
 import typer
+import typer._click as click
 from mlx26.cli._errors import InputError, did_you_mean, handle
 from mlx26.cli._io import reset_run_state
 from mlx26.core._version import __version__
+from typer._click.utils import make_default_short_help
+from typer.core import TyperGroup
 
 # (command name, "module:function") for single commands; (group name, "module:app") for groups.
 # Order is the order shown by --help.
-COMMANDS: list[tuple[str, str]] = [
-    ("info", "mlx26.cli.info:info"),
-    ("quantize-moe", "mlx26.cli.quantize_moe:quantize_moe"),
-    ("profile-memory", "mlx26.cli.profile_memory:profile_memory"),
-    ("claims", "mlx26.cli.claims:claims"),
+# The one-line help of a single command is its docstring's first line, written here too so that
+# `mlx26 --help` lists every command without importing any (tests/foundation/test_main.py checks
+# that both agree).
+COMMANDS: list[tuple[str, str, str]] = [
+    ("info", "mlx26.cli.info:info",
+     "Show the version, Python, which extras and backends are present, and the data directory."),
+    ("quantize-moe", "mlx26.cli.quantize_moe:quantize_moe",
+     "Quantize MoE experts (RTN/GPTQ/HQQ) and compensate the error with LQER or TileQ factors."),
+    ("profile-memory", "mlx26.cli.profile_memory:profile_memory",
+     "Time prepare / relevancy / retrieval / apply per decode step on a real model, with a roofline."),
+    ("claims", "mlx26.cli.claims:claims",
+     "Every paper claim, the figure that tests it, the data, and whether it reproduced."),
 ]
 GROUPS: list[tuple[str, str, str]] = [
     ("io", "mlx26.cli.io_convert:app", "Convert records between JSON, JSONL, CSV and TSV."),
@@ -77,9 +89,97 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+def _plain_typer(**kwargs) -> typer.Typer:
+    return typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False, **kwargs)
+
+
+def _build_single(name: str, target: str) -> click.Command:
+    holder = _plain_typer()
+    holder.command(name)(_resolve(target))
+    command = typer.main.get_command(holder)
+    command.name = name
+    return command
+
+
+def _build_group(name: str, sub: typer.Typer, help_text: str) -> click.Command:
+    holder = _plain_typer()
+    holder.add_typer(sub, name=name, help=help_text)
+    holder.callback()(lambda: None)  # a callback makes typer return the holder group, whose one child we take
+    return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+
+
+def _build_train() -> typer.Typer:
+    train = _plain_typer(no_args_is_help=True, help=TRAIN_HELP)
+    for name, target in TRAIN_COMMANDS:
+        train.command(name)(_resolve(target))
+    return train
+
+
+TRAIN_HELP = "Training entry points."
+
+
+class _LazyCommands(MutableMapping):
+    """name → click command, built (and its module imported) only when a command is looked up.
+
+    `mlx26 --help` lists names and one-line helps from the tables above; `mlx26 sr …` imports the
+    sr command module and no other, so start-up stays near the interpreter's own (issue 31).
+    """
+
+    def __init__(self) -> None:
+        self._builders: dict[str, Callable[[], click.Command]] = {}
+        for name, target, _ in COMMANDS:
+            self._builders[name] = partial(_build_single, name, target)
+        for name, target, help_text in GROUPS:
+            self._builders[name] = partial(lambda n, t, h: _build_group(n, _resolve(t), h), name, target, help_text)
+        if TRAIN_COMMANDS:
+            self._builders["train"] = lambda: _build_group("train", _build_train(), TRAIN_HELP)
+        self._built: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._built:
+            self._built[name] = self._builders[name]()
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._built[name] = command
+        self._builders.setdefault(name, lambda: command)
+
+    def __delitem__(self, name: str) -> None:
+        self._built.pop(name, None)
+        del self._builders[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._builders)
+
+    def __len__(self) -> int:
+        return len(self._builders)
+
+
+def short_helps() -> dict[str, str]:
+    """Each top-level command's one-line help, without importing any command module."""
+    helps = {name: text for name, _, text in COMMANDS}
+    helps.update({name: text for name, _, text in GROUPS})
+    if TRAIN_COMMANDS:
+        helps["train"] = TRAIN_HELP
+    return helps
+
+
+class _LazyRoot(TyperGroup):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.commands = _LazyCommands()
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        helps = short_helps()
+        limit = formatter.width - 6 - max(len(name) for name in helps)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, make_default_short_help(text, limit)) for name, text in helps.items()])
+
+
 def build_app() -> typer.Typer:
     app = typer.Typer(
         name="mlx26",
+        cls=_LazyRoot,
         help="Methods of 19 ICML 2026 papers as one command-line toolbox.\n\n"
         "Data goes to stdout, everything else to stderr. INPUT may be - for stdin.",
         no_args_is_help=True,
@@ -98,28 +198,20 @@ def build_app() -> typer.Typer:
     ) -> None:
         """mlx26: methods of 19 ICML 2026 papers as one command-line toolbox."""
 
-    for name, target in COMMANDS:
-        app.command(name)(_resolve(target))
-    for name, target, help_text in GROUPS:
-        app.add_typer(_resolve(target), name=name, help=help_text)
-    if TRAIN_COMMANDS:
-        train = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Training entry points.")
-        for name, target in TRAIN_COMMANDS:
-            train.command(name)(_resolve(target))
-        app.add_typer(train, name="train")
     return app
 
 
 app = build_app()
+_root_command: click.Command | None = None
 
 
 def command_names() -> list[str]:
-    return [n for n, _ in COMMANDS] + [n for n, _, _ in GROUPS] + (["train"] if TRAIN_COMMANDS else [])
+    return list(short_helps())
 
 
 def subcommand_names(group: str) -> tuple[str, ...]:
     """The subcommand (and sub-group) names registered on the typer app of ``group``."""
-    sub = _resolve(next(target for name, target, _ in GROUPS if name == group))
+    sub = _build_train() if group == "train" else _resolve(next(target for name, target, _ in GROUPS if name == group))
     names = [c.name or getattr(c.callback, "__name__", "").lower().replace("_", "-") for c in sub.registered_commands]
     names += [g.name or g.typer_instance.info.name for g in sub.registered_groups if g.typer_instance]
     return tuple(n for n in names if isinstance(n, str) and n)
@@ -155,7 +247,10 @@ def main(argv: list[str] | None = None) -> int:
     reset_run_state()
     try:
         args = _with_default_subcommand(sys.argv[1:] if argv is None else list(argv))
-        rc = app(args=args, prog_name="mlx26", standalone_mode=False)
+        global _root_command
+        if _root_command is None:
+            _root_command = typer.main.get_command(app)
+        rc = _root_command.main(args=args, prog_name="mlx26", standalone_mode=False)
     except Exception as exc:  # every failure becomes one line + exit code
         return handle(exc, command_names())
     except KeyboardInterrupt as exc:
