@@ -119,7 +119,7 @@ def main() -> int:
     longer = sum(p["steps_rl"] > p["steps_sft"] for p in pers)
     print(f"RL-native persists longer (steps→ER<.5) in {longer} of {len(pers)} cells at equal starting ER")
 
-    print(f"\n## 3b. the old protocol: fixed --sft-steps (tampering; steps→ER<.5, mean over seeds; the student's start "
+    print("\n## 3b. the old protocol: fixed --sft-steps (tampering; steps→ER<.5, mean over seeds; the student's start "
           "ER depends on how far it was fitted)")
     print(f"{'algo':9s} {'SFT steps':>9s} | {'start ER SFT':>12s} {'RL':>6s} | {'steps→ER<.5 SFT':>15s} {'RL':>5s}")
     sweep_rows = []

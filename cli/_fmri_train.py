@@ -18,6 +18,7 @@ from mlx26.cli._io import (
     emit,
     notice,
 )
+from mlx26.cli._plot import PlotOpt, check_plot, curves, record_steps
 from mlx26.core.fmri.spec import BG_PAPER, PROBE_LABELS, TAU_PAPER
 
 A = OutputFormat.auto
@@ -44,7 +45,10 @@ def register(app: typer.Typer) -> None:
                      lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate.", metavar="NUMBER")] = 1e-3,
                      dim: F.DimOpt = 64, depth: Annotated[int, typer.Option("--depth", min=1, metavar="N")] = 2,
                      mask_ratio: Annotated[float, typer.Option("--mask-ratio", help="MAE mask ratio.", metavar="NUMBER")] = 0.75,
-                     seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
+                     plot: PlotOpt = None,
+                     seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+                     force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Overwrite an existing "
+                                                         "--save, --output or --plot file.")] = False,
                      quiet: QuietOpt = False) -> None:
         """Masked-autoencoder pretraining of the tiny dual-path model on CPU (mask ratio 0.75).
 
@@ -54,18 +58,28 @@ def register(app: typer.Typer) -> None:
         """
         s = F.settings(tau, bg, patching=patching, seed=seed)
         F.start(output, force, save)
+        check_plot(plot, force)
         require("torch", "torch")
+        from mlx26.cli._progress import Bar, spinner
         from mlx26.core.fmri import train
 
-        x, meta = F.clips(clips, quiet)
-        ts = train.prepare(x, s)
-        model, info = train.pretrain(ts, steps=steps, batch=batch, lr=lr, dim=dim, depth=depth, seed=seed,
-                                     mask_ratio=mask_ratio, log=None if quiet else lambda m: notice(f"fmri: {m}"))
-        ev = train.evaluate(model, ts, mask_ratio=mask_ratio, seed=seed)
+        curve: list[dict] | None = [] if plot else None  # the loss of every step, for --plot
+
+        with spinner(f"fmri pretrain: loading {clips} and patching…", quiet=quiet):
+            x, meta = F.clips(clips, quiet)
+            ts = train.prepare(x, s)
+        with Bar("fmri pretrain", total=steps, unit="steps", quiet=quiet) as bar:
+            model, info = train.pretrain(ts, steps=steps, batch=batch, lr=lr, dim=dim, depth=depth, seed=seed,
+                                         mask_ratio=mask_ratio, log=None if quiet else lambda m: notice(f"fmri: {m}"),
+                                         progress=record_steps(curve, (lambda step, loss: bar.update(
+                                             step, status=f"loss {loss:.4f}")) if bar.active else None))
+            bar.set_status("evaluating…")
+            ev = train.evaluate(model, ts, mask_ratio=mask_ratio, seed=seed)
         info.update(ev)
         train.save(model, save, s, info)
         emit({**F.tag(meta), **info, **s.as_dict(), "clips": int(len(x)), "save": save}, output, fmt, force=force,
              title="fmri pretrain")
+        curves(plot, curve or [], title="fmri pretrain (MAE loss per step)", force=force, quiet=quiet)
 
     @app.command("embed")
     def embed_cmd(clips: F.ClipsArg, model: F.ModelOpt, npz: Annotated[str, typer.Option(

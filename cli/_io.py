@@ -167,6 +167,11 @@ def field_requested() -> bool:
     return _FIELD.get() is not None
 
 
+def quiet_requested() -> bool:
+    """Whether this run was given ``-q`` (progress and notices stay off)."""
+    return _QUIET.get()
+
+
 def _remember_quiet(value: bool) -> bool:
     _QUIET.set(bool(value))
     return value
@@ -789,13 +794,8 @@ def notice(message: str, quiet: bool = False) -> None:
 
 
 def progress(iterable: Iterable[Any], *, total: int | None = None, description: str = "working",
-             quiet: bool = False) -> Iterator[Any]:
-    """Iterate with a rich progress bar on stderr, only when stderr is a terminal and not quiet."""
-    if quiet or _QUIET.get() or not _isatty(sys.stderr):
-        yield from iterable
-        return
-    from rich.console import Console
-    from rich.progress import track
+             quiet: bool = False, unit: str = "records") -> Iterator[Any]:
+    """Iterate with a progress bar on stderr (only on a terminal, not quiet); see :mod:`mlx26.cli._progress`."""
+    from mlx26.cli._progress import track
 
-    yield from track(iterable, total=total, description=description, console=Console(stderr=True),
-                     transient=True)
+    yield from track(iterable, total=total, description=description, unit=unit, quiet=quiet)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from mlx26.cli._engine import BatchSizeOpt, EngineOpt, NumCpusOpt, RayAddressOpt, check_engine, run_engine
 from mlx26.cli._errors import InputError, RunFailure, require, unknown_name
 from mlx26.cli._io import (
     FieldOpt,
@@ -66,14 +67,17 @@ def judge_cmd(ctx: typer.Context, input: JudgeInputOpt = None, input_format: Inp
                                                          "input already has one.")] = False,
               keep_reply: Annotated[bool, typer.Option("--keep-reply", help="Add the raw LLM reply as NAME_reply.")
                                     ] = False,
-              seed: JudgeSeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None,
+              seed: JudgeSeedOpt = 0, engine: EngineOpt = "local", ray_address: RayAddressOpt = None,
+              batch_size: BatchSizeOpt = 1000, num_cpus: NumCpusOpt = None, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None,
               force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Score every response with a judge and add its [0, 1] score column (pipe into metrics --judge NAME).
 
     tfidf trains on the table's human labels, out-of-fold; llm sends one prompt per item (StrongREJECT,
     HarmBench or Llama-Guard format) to --llm and parses the verdict strictly: an unparseable reply leaves
     the score empty (--unparseable safe scores it 0), a warning above 20 % unparseable, exit 1 when every
-    reply is. NAME must be a new column (--force-column replaces one).
+    reply is. NAME must be a new column (--force-column replaces one). --engine ray runs the
+    refusal judge on Ray Data (tfidf trains on the whole table; llm backends keep per-process
+    state: both run locally).
 
     \b
     Examples:
@@ -89,6 +93,13 @@ def judge_cmd(ctx: typer.Context, input: JudgeInputOpt = None, input_format: Inp
 
     if show_prompt:
         return emit({"format": llm_format, "prompt": judges.TEMPLATES[llm_format]}, output, fmt, force=force)
+    if engine == "ray" and method != "refusal":
+        raise InputError(f"--engine ray runs the refusal judge only, not --method {method}: "
+                         + ("tfidf trains on the whole table (out-of-fold)." if method == "tfidf" else
+                            "an LLM backend keeps state in its process (scripted rules cycle their replies, "
+                            "--cache/--ledger/--budget-usd are this process's files), so Ray workers would "
+                            "not give the local answers."), "drop --engine ray for this method")
+    check_engine(engine, ray_address, inputs=[input or "-"], num_cpus=num_cpus)
     check_output(output, force)
     if method == "tfidf":
         require("sklearn", "judge-audit")
@@ -103,8 +114,13 @@ def judge_cmd(ctx: typer.Context, input: JudgeInputOpt = None, input_format: Inp
     tab = table.build(records, human=(human or "human") if method == "tfidf" else None, judges=[],
                       human_scale=human_scale, human_threshold=human_threshold)
     texts = tab.column(text)
-    if method == "refusal":
-        scores, replies = judges.refusal_scores(texts, prefixes), None
+    if method == "refusal":  # one batch function for both engines (the output is identical)
+        from functools import partial
+
+        scores = list(run_engine(partial(judges.refusal_batch, prefix_list=prefixes), list(texts), engine=engine,
+                                 ray_address=ray_address, batch_size=batch_size, num_cpus=num_cpus,
+                                 total=len(texts), description="judge-audit judge", unit="items", quiet=quiet))
+        replies = None
     elif method == "tfidf":
         scores, replies = judges.tfidf_scores(texts, tab.human, folds=folds, seed=seed), None
     else:

@@ -104,10 +104,13 @@ def subcommands(text: str) -> list[str]:
             inside = True
             continue
         if inside:
+            if not line.strip():
+                inside = False  # the list ends at a blank line (group epilogs, e.g. Examples, follow)
+                continue
             match = re.match(r"^  (\S+)", line)
             if match:
                 names.append(match.group(1))
-            elif line.strip() and not line.startswith("    "):
+            elif not line.startswith("    "):
                 inside = False
     return names
 

@@ -26,6 +26,9 @@ TestOpt = Annotated[str | None, typer.Option("--test", help="GLUE TSV to evaluat
 NTestOpt = Annotated[int, typer.Option("--n-test", help="Held-out examples of a built-in task.", min=1, max=100_000, metavar="N")]
 ForceOpt = Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing -o/--metrics file, ONNX file or --out "
                                         "model folder (never a folder that is not a spike model).")]
+ForceTrainOpt = Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing -o, --metrics "
+                                             "or --plot file or --out model folder (never a folder that is not a "
+                                             "spike model).")]
 ForceExportOpt = Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing --onnx "
                                               "or -o file.")]
 MaxLenOpt = Annotated[int, typer.Option("--max-len", help="Tokens per sequence; longer ones are truncated "

@@ -18,6 +18,7 @@ from mlx26.cli._io import (
     emit,
     notice,
 )
+from mlx26.cli._plot import PlotOpt, check_plot, curves, record_steps
 from mlx26.core.wifi_pose.spec import PIW3D_LAYOUT
 
 A = OutputFormat.auto
@@ -43,7 +44,10 @@ def register(app: typer.Typer) -> None:
                   steps: StepsOpt = 300, batch: BatchOpt = 16, window: WindowOpt = 4, lr: LrOpt = 3e-3,
                   test_fraction: TestOpt = 0.25, layout: W.LayoutOpt = PIW3D_LAYOUT, links: W.LinksOpt = None,
                   antennas: W.AntOpt = None, subcarriers: W.SubOpt = None, packets: W.PktOpt = None,
-                  seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
+                  plot: PlotOpt = None,
+                  seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+                  force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Overwrite an existing "
+                                                      "--save, --output or --plot file.")] = False,
                   quiet: QuietOpt = False) -> None:
         """Train WiFi-Mamba or the PiW3D-style baseline on CPU; held-out sequences are evaluated at the end.
 
@@ -55,26 +59,36 @@ def register(app: typer.Typer) -> None:
         W.check_model(arch, preset)
         exp = W.expect(links, antennas, subcarriers, packets, layout)
         W.start(output, force, save, torch=True)
+        check_plot(plot, force)
         _threads()
         from mlx26.core.common.seeding import seed_everything
         from mlx26.core.wifi_pose import train as T
+
+        curve: list[dict] | None = [] if plot else None  # the loss of every step, for --plot
 
         seed_everything(seed)
         c = W.clips(clips, quiet, layout, exp)
         tr, te = T.split_by_sequence(c, test_fraction, seed)
         dtr, dte = T.Data.from_clips(tr), T.Data.from_clips(te)
         net = T.build_for(arch, dtr, preset, memory)
-        info = T.fit(net, dtr, steps=steps, batch=batch, window=window, lr=lr, seed=seed,
-                     log=None if quiet else lambda m: notice(f"wifi-pose train: {m}"))
-        from mlx26.core.wifi_pose import model as M
+        from mlx26.cli._progress import Bar
 
-        ev = T.evaluate(net, dte)
+        with Bar(f"wifi-pose train {arch}", total=steps, unit="steps", quiet=quiet) as bar:
+            info = T.fit(net, dtr, steps=steps, batch=batch, window=window, lr=lr, seed=seed,
+                         log=None if quiet else lambda m: notice(f"wifi-pose train: {m}"),
+                         progress=record_steps(curve, (lambda step, loss: bar.update(step, status=f"loss {loss:.4f}"))
+                                               if bar.active else None))
+            from mlx26.core.wifi_pose import model as M
+
+            bar.set_status("evaluating…")
+            ev = T.evaluate(net, dte)
         info.update({"arch": arch, "preset": preset, "memory": bool(getattr(net, "memory", False)),
                      "params": M.n_params(net), "flops_per_frame": M.analytic_flops(net), "seed": seed,
                      "train_clips": int(len(dtr.amp)), "test_clips": int(len(dte.amp)), "synthetic": c.synthetic})
         T.save(net, save, info)
         emit({**W.tag(c.synthetic), **info, **{f"test_{k}": v for k, v in ev.items()}, "save": save}, output, fmt,
              force=force, title="wifi-pose train")
+        curves(plot, curve or [], title=f"wifi-pose train {arch} ({preset}; loss per step)", force=force, quiet=quiet)
 
     @app.command("eval")
     def eval_cmd(clips: W.ClipsArg, model: W.ModelOpt,

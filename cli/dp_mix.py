@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from mlx26.cli import _complete as complete
+from mlx26.cli._engine import BatchSizeOpt, EngineOpt, NumCpusOpt, RayAddressOpt, check_engine, run_engine
 from mlx26.cli._errors import RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
     VALUE_KEY,
@@ -33,6 +34,7 @@ from mlx26.cli._io import (
     print_config_requested,
     read_records,
 )
+from mlx26.cli._plot import DpMixPlotOpt, ForcePlotOpt, check_plot, wrote
 from mlx26.core.dp_mix.spec import MECHANISMS, MIXTURES, OBJECTIVES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
@@ -114,11 +116,12 @@ def compare(
     sensitivity: SensOpt = 1.0,
     grid: Annotated[str | None, typer.Option("--grid", help="File of eps,delta rows (CSV/JSONL/JSON).",
                                              metavar="FILE")] = None,
+    plot: DpMixPlotOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
     quiet: QuietOpt = False,
-    force: ForceOpt = False,
+    force: ForcePlotOpt = False,
     config: ConfigOpt = None,
     print_config: PrintConfigOpt = False,
 ) -> None:
@@ -126,15 +129,18 @@ def compare(
 
     Mechanisms: multi, quasi, gaussian (analytic), laplace / truncated laplace, staircase.
     Repeated -e and -d give their full grid; --grid reads (eps, delta) pairs from a file.
+    --plot FILE.png draws the densities at the first (ε, δ) and l1/l2 against ε at its δ.
 
     \b
     Examples:
       mlx26 dp-mix compare -e 4 -d 1e-5
       mlx26 dp-mix compare -e 1 -e 4 -d 1e-3 -d 1e-6 --format csv
+      mlx26 dp-mix compare -e 4 -d 1e-5 --plot compare.png --force -q
     """
     if print_config_requested(ctx, print_config):
         return
     check_output(output, force)
+    check_plot(plot, force)
     points = _grid_points(grid) if grid else [(e, d) for e in (eps or []) for d in (delta or [])]
     if not points:
         raise UsageError("give -e and -d (repeatable), or --grid FILE.")
@@ -144,6 +150,10 @@ def compare(
         dp_mix.validate_params(e, d, sensitivity)
     rows = [{"eps": e, "delta": d, **row} for e, d in points for row in dp_mix.compare(e, d, sensitivity)]
     emit(rows, output, fmt, force=force, title="dp-mix compare")
+    if plot:
+        from mlx26.core.dp_mix.figure import draw
+
+        wrote(draw(plot, points, rows, sensitivity, force=force), quiet)
 
 
 def _finite_float(value: float | int | None) -> float | None:
@@ -258,6 +268,10 @@ def noise(
     charge: Annotated[str, typer.Option("--charge", help="per-value: charge n·(ε, δ) for n values (a neighbour may "
                                         "change them all) | once: charge (ε, δ) once, valid only if a neighbouring "
                                         "dataset changes at most one value (disjoint groups).", metavar="TEXT")] = "per-value",
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    batch_size: BatchSizeOpt = 4096,
+    num_cpus: NumCpusOpt = None,
     input_format: InputFormatOpt = InputFormat.auto,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
@@ -270,6 +284,8 @@ def noise(
     Noise comes from OS entropy. The whole input is checked before anything is written:
     a non-numeric, NaN or infinite cell is an error naming its line (or, with --skip-bad,
     the row is dropped and counted on stderr). Output keeps the input's format when piped.
+    Noise is drawn per block of 1024 values from (seed, block), so --engine ray releases
+    the same values as --engine local for a fixed --seed.
 
     \b
     Examples:
@@ -288,6 +304,7 @@ def noise(
     if budget is not None and seed is not None:
         raise UsageError("--seed makes the release reproducible and NOT private; it cannot be charged to --budget.",
                          hint="drop --seed for a real release")
+    check_engine(engine, ray_address, inputs=[input], num_cpus=num_cpus)
     check_output(output, force)
     from mlx26.core import dp_mix
 
@@ -315,14 +332,19 @@ def noise(
         from mlx26.core.dp_mix.accounting import check_budget
 
         check_budget(budget, eps, delta, count)
-    if secure:
-        from mlx26.core.dp_mix.secure import secure_release
+    from functools import partial
 
-        noisy = secure_release(values, mechanism, eps, delta, sensitivity, objective)
+    from mlx26.core.dp_mix import release
+
+    if secure:
+        fn = partial(release.secure_values, mechanism=mechanism, eps=eps, delta=delta, sensitivity=sensitivity,
+                     objective=objective)
     else:
         mech = dp_mix.calibrate(mechanism, eps, delta, sensitivity, objective=objective)
-        rng = dp_mix.secure_rng() if seed is None else __import__("numpy").random.default_rng(seed)
-        noisy = dp_mix.sample(mech, len(values), rng) + values
+        fn = partial(release.noisy_values, mech=mech, root=release.root_seed(seed), n=len(values))
+    noisy = list(run_engine(fn, list(enumerate(values)), engine=engine, ray_address=ray_address,
+                            batch_size=batch_size, num_cpus=num_cpus, total=len(values), description="dp-mix noise",
+                            unit="values", quiet=quiet))
     if budget is not None:
         from mlx26.core.dp_mix.accounting import spend_budget
 
@@ -330,7 +352,7 @@ def noise(
                             count=count)
         notice(f"dp-mix noise: budget {budget}: eps {left['eps_total'] - left['eps_spent']:g}, "
                f"delta {left['delta_total'] - left['delta_spent']:g} left.", quiet)
-    for record, value in zip(kept, noisy.tolist(), strict=True):
+    for record, value in zip(kept, noisy, strict=True):
         record[target] = value
     emit(kept, output, answer_in_kind(fmt, output, source.format), force=force)
 

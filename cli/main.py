@@ -17,6 +17,7 @@ from typing import Annotated
 
 import typer
 import typer._click as click
+from mlx26.cli import _typer_compat  # noqa: F401  (plain argument metavars in help)
 from mlx26.cli._errors import InputError, did_you_mean, handle
 from mlx26.cli._io import reset_run_state
 from mlx26.core._version import __version__
@@ -105,7 +106,35 @@ def _build_group(name: str, sub: typer.Typer, help_text: str) -> click.Command:
     holder = _plain_typer()
     holder.add_typer(sub, name=name, help=help_text)
     holder.callback()(lambda: None)  # a callback makes typer return the holder group, whose one child we take
-    return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+    group = typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+    _describe_group(name, group)
+    return group
+
+
+def _first_example(command: click.Command) -> str | None:
+    help_text = command.help or ""
+    if "Examples:" not in help_text:
+        return None
+    lines = [line.strip() for line in help_text.split("Examples:", 1)[1].split("\n\n", 1)[0].splitlines()]
+    return next((line for line in lines if line.startswith(("mlx26 ", "echo ", "printf ", "cat "))
+                 or "| mlx26 " in line), None)
+
+
+def _describe_group(name: str, group: click.Command, most: int = 4) -> None:
+    """Group help names its default subcommand and ends with examples taken from its subcommands' own
+    (issue 31), so they are exactly the lines the help-examples test runs and cannot drift."""
+    commands: dict[str, click.Command] = getattr(group, "commands", {})
+    for sub_name, sub in commands.items():
+        if getattr(sub, "commands", None):
+            _describe_group(f"{name} {sub_name}", sub, most)
+    default = DEFAULT_SUBCOMMANDS.get(name)
+    order = ([default] if default in commands else []) + [n for n in commands if n != default]
+    examples = [e for e in (_first_example(commands[n]) for n in order) if e][:most]
+    if default:
+        group.help = (f"{group.help}\n\nWithout a subcommand name, `mlx26 {name} ARGS` runs "
+                      f"`mlx26 {name} {default} ARGS`.")
+    if examples:
+        group.epilog = "\b\nExamples:\n" + "\n".join(f"  {line}" for line in examples)
 
 
 def _build_train() -> typer.Typer:
@@ -246,11 +275,20 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI on ``argv`` and return the exit code (never raises, except under MLX26_DEBUG)."""
     reset_run_state()
     try:
+        return _run(argv)
+    finally:
+        reset_run_state()  # -q / --field of this run must not leak into the caller's process (tests, scripts)
+
+
+def _run(argv: list[str] | None) -> int:
+    try:
         args = _with_default_subcommand(sys.argv[1:] if argv is None else list(argv))
         global _root_command
         if _root_command is None:
             _root_command = typer.main.get_command(app)
         rc = _root_command.main(args=args, prog_name="mlx26", standalone_mode=False)
+        if rc == 130:  # typer turns Ctrl-C into a silent Exit(130); say it in our one line
+            return handle(KeyboardInterrupt())
     except Exception as exc:  # every failure becomes one line + exit code
         return handle(exc, command_names())
     except KeyboardInterrupt as exc:

@@ -12,7 +12,6 @@ import typer
 from mlx26.cli._errors import BackendMissing, RuntimeFailure, require, unknown_name
 from mlx26.cli._io import (
     FieldOpt,
-    ForceOpt,
     FormatOpt,
     OutputFormat,
     OutputOpt,
@@ -23,6 +22,7 @@ from mlx26.cli._io import (
     notice,
     resolve_output_format,
 )
+from mlx26.cli._plot import ForcePlotOpt, ProfilePlotOpt, check_plot, wrote
 from mlx26.core.profile_memory.spec import DEVICES, FPGA_BACKENDS, PLACEMENTS
 from mlx26.core.profile_memory.spec import PIPELINES as CORE_PIPELINES
 
@@ -50,10 +50,11 @@ def profile_memory(
                          ] = "auto",
     overlap: Annotated[bool, typer.Option("--overlap/--no-overlap", help="Model GPU/FPGA overlap.")] = True,
     seed: SeedOpt = 0,
+    plot: ProfilePlotOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
-    force: ForceOpt = False,
+    force: ForcePlotOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Time prepare / relevancy / retrieval / apply per decode step on a real model, with a roofline.
@@ -63,10 +64,12 @@ def profile_memory(
     MODELLED GPU-only vs GPU+FPGA speedup and energy ratio beside the paper's reported ranges.
     --device fpga runs the HLS kernels (g++ emulation: their wall time is CPU time; FPGA times
     are modelled). The default model tiny-llama-long is RANDOM INIT: timing only.
+    --plot FILE.png draws the stages' measured ms per decode step and share of the step as bars.
 
     \b
     Examples:
       mlx26 profile-memory --model tiny-llama --context 512 --decode-steps 2 --budget 128 -q
+      mlx26 profile-memory --model tiny-llama --context 256 --decode-steps 2 --budget 64 --plot stages.png --force -q
       mlx26 profile-memory --pipeline rag --model tiny-llama --context 1000 --decode-steps 2 --format json -q
       mlx26 profile-memory --device fpga --model tiny-llama --context 256 --decode-steps 2 --budget 64 -q
     """
@@ -79,6 +82,7 @@ def profile_memory(
     if placement not in PLACEMENTS:
         raise unknown_name("placement", placement, PLACEMENTS)
     check_output(output, force)
+    check_plot(plot, force)
     from mlx26.core.profile_memory.devices import load_specs
     from mlx26.core.profile_memory.profiler import ProfileOptions, check_positions, max_positions_of, validate
 
@@ -93,6 +97,11 @@ def profile_memory(
     require("torch", "torch")
     require("transformers", "zoo")
     rows = _run(options, spec_map, ops, placement, overlap, quiet)
+    if plot:
+        from mlx26.core.profile_memory.figure import draw
+
+        wrote(draw(rows, plot, title=f"profile-memory on {model} ({device}, {context} tokens; measured)",
+                   force=force), quiet)
     if resolve_output_format(fmt, output, False) == "table":
         rows = [{k: r.get(k) for k in COMPACT if k in r} for r in rows]
     emit(rows, output, fmt, force=force, title=f"profile-memory on {model} (speedup/energy MODELLED)")
@@ -131,6 +140,7 @@ def _ops(device: str, backend: str, xclbin: str | None, quiet: bool):
 
 def _run(options, spec_map, ops, placement: str, overlap: bool, quiet: bool) -> list[dict]:
     import torch
+    from mlx26.cli._progress import spinner
     from mlx26.core.common.threads import apply_torch_threads
     from mlx26.core.profile_memory import ceilings
     from mlx26.core.profile_memory.devices import measured_spec
@@ -141,16 +151,19 @@ def _run(options, spec_map, ops, placement: str, overlap: bool, quiet: bool) -> 
 
     threads = apply_torch_threads(torch)
     first = options[0]
-    net = load_model(first.model)
+    with spinner(f"profile-memory: loading {first.model}…", quiet=quiet):
+        net = load_model(first.model)
     check_positions(first, int(getattr(net.config, "max_position_embeddings", 0) or 0))
     target = "cuda" if first.device == "gpu" else "cpu"
     net = net.to(target)
-    ceil = ceilings.measure(target)
+    with spinner(f"profile-memory: measuring the {target} ceilings (GEMM, copy)…", quiet=quiet):
+        ceil = ceilings.measure(target)
     measured = measured_spec(ceil["gemm_flops"], ceil["copy_bw"], threads, "gpu" if target == "cuda" else "cpu")
     rows: list[dict] = []
     assumptions: list[str] = []
     for opts in options:
-        result = profile(opts, net, ops or TorchOps(), warn=lambda m: notice(m, quiet))
+        with spinner(f"profile-memory: profiling {opts.pipeline}…", quiet=quiet):
+            result = profile(opts, net, ops or TorchOps(), warn=lambda m: notice(m, quiet))
         rows += records(opts, result, measured, spec_map, placement, overlap, first.model)
         plan = result["plan"]
         assumptions = plan["assumptions"]

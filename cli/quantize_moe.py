@@ -14,7 +14,6 @@ from mlx26.cli._errors import UsageError, unknown_name
 from mlx26.cli._io import (
     ConfigOpt,
     FieldOpt,
-    ForceOutOpt,
     FormatOpt,
     OutputFormat,
     OutputOpt,
@@ -28,6 +27,7 @@ from mlx26.cli._io import (
     print_config_requested,
     resolve_output_format,
 )
+from mlx26.cli._plot import ForceOutPlotOpt, QuantizePlotOpt, check_plot, wrote
 from mlx26.core.quantize_moe.spec import BASES, BITS, CLUSTERS, LOWRANKS
 
 # Columns of the terminal table (JSON/CSV carry every field).
@@ -91,10 +91,11 @@ def quantize_moe(
     bench_latency: Annotated[bool, typer.Option("--bench-latency", help="Time fused vs loop experts forward.")
                              ] = False,
     out: Annotated[str | None, typer.Option("--out", metavar="DIR", help="Save the quantized model here.")] = None,
+    plot: QuantizePlotOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
-    force: ForceOutOpt = False,
+    force: ForceOutPlotOpt = False,
     seed: SeedOpt = 0,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
@@ -106,6 +107,8 @@ def quantize_moe(
     then a summary record (perplexities, total extra memory, latency). Errors are the
     activation-weighted relative errors ‖(W − Ŵ)S‖/‖WS‖. TileQ here is a reconstruction from the
     paper's abstract (shared U_p, V_q and per-expert cores fitted by alternating SVDs).
+    --plot FILE.png draws each projection's error against its extra memory: the base quantizer alone,
+    LQER at the reference rank and TileQ (a folder already quantized has no such records: refused).
 
     \b
     Examples:
@@ -132,9 +135,13 @@ def quantize_moe(
     if calib == "-" and eval_ppl == "-":
         raise UsageError("--calib and --eval-ppl cannot both read stdin.")
     check_output(output, force)
+    check_plot(plot, force)
     if out is not None and output not in (None, "-") and Path(out).absolute() == Path(output).absolute():
         raise UsageError("--out (the model folder) and -o (the records) name the same path.")
     if (Path(model) / "quantize_moe.json").is_file():
+        if plot:
+            raise UsageError(f"--plot draws a quantization run; {model} is already quantized and only evaluated.",
+                             hint="drop --plot, or quantize the original model")
         # typer vendors its own click, so compare the parameter source by name
         given = [name for name in ("bits", "group_size", "base", "lowrank", "rank", "rows", "cols", "cluster",
                                    "match_memory")
@@ -146,6 +153,9 @@ def quantize_moe(
         from mlx26.cli._errors import require
 
         require("hqq", "quantize-moe")
+    from mlx26.core.zoo.registry import model_kind
+
+    model_kind(model)  # an unknown name is an input error before torch loads (issue 31: fast errors)
     calib_text = _text(calib, "calibration") if calib is not None else None
     eval_text = _text(eval_ppl, "evaluation") if eval_ppl not in (None, "heldout") else None
     import torch
@@ -159,10 +169,17 @@ def quantize_moe(
         calib_text = qrun.default_text("train", calib_bytes)
     if eval_ppl == "heldout":
         eval_text = qrun.default_text("heldout", eval_bytes)
-    records = qrun.run(model, cfg, calib_text, eval_text, bench_latency, out, force,
-                       warn=lambda m: notice(m, quiet))
+    from mlx26.cli._progress import spinner
+
+    with spinner(f"quantize-moe: loading {model}…", quiet=quiet) as say:
+        records = qrun.run(model, cfg, calib_text, eval_text, bench_latency, out, force,
+                           warn=lambda m: notice(m, quiet), status=lambda text: say(f"quantize-moe: {text}"))
     if out is not None:
         notice(f"quantize-moe: saved the quantized model to {out}", quiet)
+    if plot:
+        from mlx26.core.quantize_moe.figure import draw
+
+        wrote(draw(records, plot, title=f"quantize-moe {bits}-bit {base} + {lowrank}", force=force), quiet)
     if resolve_output_format(fmt, output, False) == "table":
         records = [{k: r[k] for k in TABLE if k in r} for r in records]
     emit(records, output, fmt, force=force, title="quantize-moe")

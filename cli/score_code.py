@@ -6,6 +6,7 @@ Thin wrapper over ``mlx26.core.score_code``. ``mlx26 score-code FILE`` is short 
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 from mlx26.cli import _score_code_eval
+from mlx26.cli._engine import BatchSizeOpt, EngineOpt, NumCpusOpt, RayAddressOpt, check_engine, run_engine
 from mlx26.cli._errors import BackendMissing, RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
     FORCE_ENV,
@@ -143,24 +145,28 @@ def _sources(inputs: list[str] | None, quiet: bool) -> Iterator[Any]:
             yield s
 
 
-def _scored(s: Any, model: Any, segment: str, quiet: bool) -> Any:
-    from mlx26.core.score_code import score_text
-    from mlx26.core.score_code.segment import parses
-
-    if segment == "ast" and not parses(s.text):
-        notice(f"{s.name}: does not parse; ast steps fall back to logical/line grouping.", quiet)
-    scored = score_text(s.text, model, segment)
-    if scored.window_exceeded:
-        notice(f"Warning: {s.name} is longer than the {model.kind} model's context window; scored with a "
-               "sliding window.", quiet)
-    return scored
-
-
 def _step(name: str, step: Any, score: float) -> dict[str, Any]:
-    from mlx26.core.score_code.source import printable
+    from mlx26.core.score_code.records import step_record
 
-    return {"file": name, "step": step.index, "start_line": step.start_line, "end_line": step.end_line,
-            "text": printable(step.text), "score": score + 0.0}  # + 0.0: no "-0.0" for a zero score
+    return step_record(name, step, score)
+
+
+def _mapped(fn: Any, sources: Iterator[Any], engine_opts: dict[str, Any], quiet: bool, description: str
+            ) -> Iterator[dict[str, Any]]:
+    """The rows of ``fn`` (core/score_code/records.py) over the sources, one engine or the other; notices to stderr."""
+    if engine_opts["engine"] == "ray":
+        import pickle
+
+        try:
+            pickle.dumps(fn)
+        except Exception as exc:  # noqa: BLE001  (an onnxruntime session, a torch module on a device …)
+            raise UsageError(f"this model cannot be sent to Ray workers ({type(exc).__name__}).",
+                             hint="use --runtime numpy (linear) or torch with --engine ray") from None
+    records = ({"name": s.name, "text": s.text} for s in sources)
+    for result in run_engine(fn, records, **engine_opts, description=description, unit="files", quiet=quiet):
+        for message in result["notices"]:
+            notice(message, quiet)
+        yield from result["rows"]
 
 
 @app.command("score")
@@ -173,6 +179,10 @@ def score(
                                          "once the next begins.")] = False,
     runtime: RuntimeOpt = "auto",
     onnx: OnnxOpt = None,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    batch_size: BatchSizeOpt = 64,
+    num_cpus: NumCpusOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
@@ -184,7 +194,7 @@ def score(
     Writes {file, step, start_line, end_line, text, score} per step. Scores are causal:
     appending code never changes the scores of earlier steps. Scores come from small models
     trained here (linear: real code; transformer: synthetic; see docs/score-code.md), not from
-    the paper's LLM.
+    the paper's LLM. --engine ray scores the files on Ray Data (batches of --batch-size files).
 
     \b
     Examples:
@@ -192,6 +202,9 @@ def score(
       printf 'x = 1\\n\\ny = input()\\n' | mlx26 score-code score - --stream --segment line
     """
     _segment(segment)
+    check_engine(engine, ray_address, inputs=inputs or ["-"], num_cpus=num_cpus)
+    if stream and engine != "local":
+        raise UsageError("--stream scores stdin as it arrives, in this process; drop --engine ray.")
     check_output(output, force)
     m = _model(model, model_dir, runtime, onnx, stream=stream, quiet=quiet)
     if stream:
@@ -199,9 +212,13 @@ def score(
             raise UsageError("--stream reads stdin and writes stdout only.")
         _stream(m, segment, fmt)
         return
-    records = (_step(s.name, st, sc) for s in _sources(inputs, quiet)
-               for scored in [_scored(s, m, segment, quiet)] for st, sc in zip(scored.steps, scored.scores,
-                                                                             strict=True))
+    from functools import partial
+
+    from mlx26.core.score_code.records import score_sources
+
+    engine_opts = {"engine": engine, "ray_address": ray_address, "batch_size": batch_size, "num_cpus": num_cpus}
+    records = _mapped(partial(score_sources, model=m, segment=segment), _sources(inputs, quiet), engine_opts, quiet,
+                      "score-code")
     emit(records, output, fmt, force=force, title=f"score-code ({model}, {segment} steps)")
 
 
@@ -245,6 +262,10 @@ def detect(
     segment: SegmentOpt = "block",
     runtime: RuntimeOpt = "auto",
     onnx: OnnxOpt = None,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    batch_size: BatchSizeOpt = 64,
+    num_cpus: NumCpusOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     force: ForceOpt = False,
@@ -254,7 +275,8 @@ def detect(
     """One verdict per file (or function): vulnerable iff the aggregated step score is ≤ the threshold.
 
     Writes {file, unit, start_line, end_line, steps, aggregate, vulnerable, riskiest}. Exit 0
-    whatever the verdicts (findings are data) unless --fail-on-vuln.
+    whatever the verdicts (findings are data) unless --fail-on-vuln. --engine ray judges the
+    files on Ray Data.
 
     \b
     Examples:
@@ -262,7 +284,7 @@ def detect(
       printf 'import json\\n\\ndef load(b):\\n    return json.loads(b)\\n' | mlx26 score-code detect - --agg cvar --alpha 0.5
     """
     from mlx26.core.score_code.aggregate import aggregate
-    from mlx26.core.score_code.detect import UNITS, prefix_text, verdicts
+    from mlx26.core.score_code.detect import UNITS, prefix_text
 
     if agg not in AGGREGATORS:
         raise unknown_name("aggregator", agg, AGGREGATORS)
@@ -272,26 +294,31 @@ def detect(
     if not 0 < prefix <= 1:
         raise UsageError(f"--prefix must be in (0, 1], got {prefix}.")
     _segment(segment)
+    check_engine(engine, ray_address, inputs=inputs or ["-"], num_cpus=num_cpus)
     check_output(output, force)
     m = _model(model, model_dir, runtime, onnx)
+    from functools import partial
+
     from mlx26.core.score_code.detect import operating_threshold
+    from mlx26.core.score_code.records import detect_sources
 
     cut = threshold if threshold is not None else operating_threshold(model, model_dir, agg, tau)
     found = [0]
 
-    def records() -> Iterator[dict[str, Any]]:
+    def sources() -> Iterator[Any]:
         for s in _sources(inputs, quiet):
             if prefix < 1:
                 s.text = prefix_text(s.text, prefix)
-            scored = _scored(s, m, segment, quiet)
-            if not scored.steps:
-                notice(f"{s.name}: no code, skipped.", quiet)
-                continue
-            for v in verdicts(scored, s.text, unit=unit, agg=agg, tau=tau, alpha=alpha, top=top, threshold=cut):
-                found[0] += v["vulnerable"]
-                for r in v["riskiest"]:
-                    r["text"] = _printable(r["text"])
-                yield {"file": s.name, **v}
+            yield s
+
+    fn = partial(detect_sources, model=m, segment=segment, unit=unit, agg=agg, tau=tau, alpha=alpha, top=top,
+                 threshold=cut)
+    engine_opts = {"engine": engine, "ray_address": ray_address, "batch_size": batch_size, "num_cpus": num_cpus}
+
+    def records() -> Iterator[dict[str, Any]]:
+        for row in _mapped(fn, sources(), engine_opts, quiet, "score-code detect"):
+            found[0] += row["vulnerable"]
+            yield row
 
     emit(records(), output, fmt, force=force, title=f"score-code detect ({agg})")
     if fail_on_vuln and found[0]:
@@ -475,8 +502,8 @@ def train(
         from mlx26.core.score_code.realtrain import train_real
 
         folder.mkdir(parents=True, exist_ok=True)
-        entry = train_real(sven, str(folder), models=kinds, seed=seed, epochs=epochs,
-                           progress=None if quiet else notice)
+        with _models_bar(kinds, quiet) as told:
+            entry = train_real(sven, str(folder), models=kinds, seed=seed, epochs=epochs, progress=told)
         emit(entry, output, fmt, force=force, title="score-code train")
         return
     if data:
@@ -489,9 +516,29 @@ def train(
         note = {"source": "synthetic corpus (mlx26.core.score_code.corpus)", "generator_seed": seed,
                 "n_files": n_files}
     folder.mkdir(parents=True, exist_ok=True)
-    entry = core.train(records, str(folder), models=kinds, seed=seed, epochs=epochs, data_note=note,
-                       progress=None if quiet else notice)
+    with _models_bar(kinds, quiet) as told:
+        entry = core.train(records, str(folder), models=kinds, seed=seed, epochs=epochs, data_note=note,
+                           progress=told)
     emit(entry, output, fmt, force=force, title="score-code train")
+
+
+@contextlib.contextmanager
+def _models_bar(kinds: list[str], quiet: bool):
+    """The ``progress`` for core's train: each message as a notice and, on a terminal, a bar over the models
+    (one done at each "KIND: trained in …") whose text is the latest message (the transformer's epochs)."""
+    if quiet:
+        yield None
+        return
+    from mlx26.cli._progress import Bar
+
+    with Bar("score-code train", total=len(kinds), unit="models", status=f"{kinds[0]}…") as bar:
+        def told(message: str) -> None:
+            notice(message)
+            if ": trained in " in message:
+                bar.advance()
+            bar.set_status(message if len(message) <= 60 else message[:59] + "…")
+
+        yield told
 
 
 @app.command("export")

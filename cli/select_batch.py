@@ -6,10 +6,11 @@ Thin wrapper over ``mlx26.core.select_batch``. ``mlx26 select-batch --pool …``
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
-from mlx26.cli._errors import UsageError, unknown_name
+from mlx26.cli._errors import InputError, UsageError, unknown_name
 from mlx26.cli._io import (
     ConfigOpt,
     FieldOpt,
@@ -28,6 +29,7 @@ from mlx26.cli._io import (
     to_json,
     write_text,
 )
+from mlx26.cli._plot import ForcePlotOpt, PlotOpt, check_plot, curves, tee
 from mlx26.core.select_batch.spec import BUDGET_MODES, BUDGETED, FEATURE_PATHS, GRAD_PARAMS, METHODS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
@@ -246,10 +248,11 @@ def train(
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run saved in --checkpoint with its stored "
                                          "options; the whole log is written again.")] = False,
     summary: SummaryOpt = None,
+    plot: PlotOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
-    force: ForceOpt = False,
+    force: ForcePlotOpt = False,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
     print_config: PrintConfigOpt = False,
@@ -280,10 +283,15 @@ def train(
     _check_numbers(eta, proj_dim)
     _check_budget_mode(method, budget_mode)
     _check_outputs(output, summary, force)
+    check_plot(plot, force)
+    kept: list[dict] | None = [] if plot else None  # the per-step records, for --plot
     if resume and not checkpoint:
         raise UsageError("--resume needs --checkpoint FILE: the file the interrupted run saved")
     if checkpoint and not resume:
         check_output(checkpoint, force)
+    if resume and checkpoint and not Path(checkpoint).is_file():  # said before torch loads (issue 31)
+        raise InputError(f"nothing to resume: {checkpoint} does not exist",
+                         "start the run without --resume (with --checkpoint FILE to keep its work on Ctrl-C)")
     from mlx26.core.common.interrupts import stop_requested
     from mlx26.core.select_batch.budgets import parse_budget_mode
     from mlx26.core.select_batch.data import demo_rows, parse_rows
@@ -302,18 +310,25 @@ def train(
     pool_items = _items(data, "pool") if data else parse_rows(enumerate(demo_rows("train", max(1200, batch * buffer),
                                                                                   seed), 1), "demo pool")
     val_items = _items(val, "validation") if val else parse_rows(enumerate(demo_rows("val", 24, seed), 1), "demo val")
-    trainer = SelectTrainer(pool_items, val_items, cfg, _items(test, "test") if test else ())
+    from mlx26.cli._progress import spinner, track
+
+    with spinner(f"select-batch train: loading {cfg.model}…", quiet=quiet):
+        trainer = SelectTrainer(pool_items, val_items, cfg, _items(test, "test") if test else ())
     again = " ".join(["mlx26 select-batch train", *(f"--{k} {v}" for k, v in (("data", data), ("val", val),
                       ("test", test)) if v), f"--checkpoint {checkpoint} --resume"])
     with stop_requested() as stop:
-        emit(trainer.run(stop.is_set, checkpoint, state, again), output,
-             "jsonl" if OutputFormat(fmt) == OutputFormat.auto else fmt, force=force)
+        records = track(trainer.run(stop.is_set, checkpoint, state, again), total=cfg.steps, unit="steps",
+                        description=f"select-batch {cfg.method}", quiet=quiet, at=lambda record: record["step"],
+                        status=lambda record: f"train loss {record['train_loss']:.4f}" if "train_loss" in record
+                        else None, start="initial losses…")
+        emit(tee(records, kept), output, "jsonl" if OutputFormat(fmt) == OutputFormat.auto else fmt, force=force)
     info = {**trainer.summary(), "note": "tiny zoo model on local corpora" if not data else None}
     if summary:
         write_text(to_json(info, indent=2) + "\n", summary, force=force)
     notice(f"select-batch train: {cfg.method}, {info['steps_done']} steps; val loss {info['initial_val_loss']:.4f} → "
            f"{info['final_val_loss']:.4f}; selection {100 * info['select_fraction']:.1f}% of step time "
            f"(greedy alone {100 * info['greedy_fraction']:.2f}%)", quiet)
+    curves(plot, kept or [], title=f"select-batch train {cfg.method} on {cfg.model}", force=force, quiet=quiet)
 
 
 @app.command("demo-data")

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from mlx26.cli._engine import BatchSizeOpt, EngineOpt, NumCpusOpt, RayAddressOpt, check_engine, run_engine
 from mlx26.cli._errors import RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
     VALUE_KEY,
@@ -57,6 +59,10 @@ def run(
     workers: Annotated[int, typer.Option("--workers", help="Processes for large inputs.", min=1, metavar="N")] = 1,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 when any line could not be simplified.")
                       ] = False,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    batch_size: BatchSizeOpt = 2000,
+    num_cpus: NumCpusOpt = None,
     input_format: InputFormatOpt = InputFormat.auto,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
@@ -67,7 +73,8 @@ def run(
     """Simplify expressions: one infix expression a line, or JSONL with "expr" or "prefix".
 
     Writes {id, input, simplified, prefix, len_in, len_out} a line; a malformed line gives
-    {id, input, error} and the stream goes on (exit 0, or 1 with --strict).
+    {id, input, error} and the stream goes on (exit 0, or 1 with --strict). --engine ray
+    runs the same per-record work on Ray Data, in order (docs/scale-out.md).
 
     \b
     Examples:
@@ -76,6 +83,9 @@ def run(
       echo 'x3*sin(2+1)/(x3*x3)' | mlx26 simplify - --mask-constants --format json
     """
     _mode(mode)
+    check_engine(engine, ray_address, inputs=[input], num_cpus=num_cpus)
+    if engine == "ray" and workers > 1:
+        raise UsageError("--workers is for --engine local; with --engine ray use --num-cpus.")
     check_output(output, force)
     from mlx26.core import simplify as core
 
@@ -83,8 +93,18 @@ def run(
     # Blank lines are reported as errors, so ids stay line numbers and nothing is dropped silently.
     source = RecordStream(input, input_format, text_default="lines", keep_blank_lines=True)
     failures = [0]
-    records = _simplified(source, core, failures, mode=mode, mask_constants=mask_constants, rules=ruleset,
-                          workers=workers)
+    if workers > 1:
+        records = _simplified(source, core, failures, mode=mode, mask_constants=mask_constants, rules=ruleset,
+                              workers=workers)
+    else:  # one batch function for both engines (core/simplify/records.py): the same output by construction
+        from functools import partial
+
+        from mlx26.core.simplify.records import simplify_records
+
+        fn = partial(simplify_records, mode=mode, mask_constants=mask_constants,
+                     rules=str(Path(rules).resolve()) if rules else None)
+        records = _counted(run_engine(fn, source, engine=engine, ray_address=ray_address, batch_size=batch_size,
+                                      num_cpus=num_cpus, description="simplify", unit="expr", quiet=quiet), failures)
     emit(records, output, fmt, force=force, title=f"simplify ({mode})")
     if failures[0]:
         notice(f"simplify: {failures[0]} line(s) could not be parsed or simplified (see their 'error').", quiet)
@@ -92,13 +112,21 @@ def run(
             raise RuntimeFailure(f"{failures[0]} line(s) failed.", hint="drop --strict to keep going")
 
 
+def _counted(records: Iterator[dict[str, Any]], failures: list[int]) -> Iterator[dict[str, Any]]:
+    for record in records:
+        failures[0] += "error" in record
+        yield record
+
+
 def _simplified(source: RecordStream, core: Any, failures: list[int], *, workers: int, **kw: Any
                 ) -> Iterator[dict[str, Any]]:
-    """Parse in this process (per-line errors), simplify in chunks (so output streams)."""
-    chunk_size = 20_000 if workers > 1 else 2_000
+    """--workers N: parse in this process (per-line errors), simplify in chunks on a pool (so output streams)."""
+    from mlx26.core.simplify.records import parse_record
+
+    chunk_size = 20_000
     chunk: list[tuple[Any, str, Any]] = []
     for line, record in source:
-        chunk.append(_parse_record(line, record, core))
+        chunk.append(parse_record(line, record))
         if len(chunk) >= chunk_size:
             yield from _run_chunk(chunk, core, failures, workers, kw)
             chunk = []
@@ -106,35 +134,16 @@ def _simplified(source: RecordStream, core: Any, failures: list[int], *, workers
         yield from _run_chunk(chunk, core, failures, workers, kw)
 
 
-def _parse_record(line: int, record: dict[str, Any], core: Any) -> tuple[Any, str, Any]:
-    rid = record.get("id", line)
-    text: Any
-    if "prefix" in record:
-        text = record["prefix"] if isinstance(record["prefix"], str) else " ".join(map(str, record["prefix"]))
-        parse = core.parse_prefix
-    else:
-        text = record.get("expr", record.get(VALUE_KEY))
-        parse = core.parse_infix
-    if not isinstance(text, str):
-        return rid, str(text), core.ExpressionError("no 'expr', 'prefix' or expression text in this record")
-    try:
-        return rid, text, parse(text)
-    except core.ExpressionError as exc:
-        return rid, text, exc
-
-
 def _run_chunk(chunk: list[tuple[Any, str, Any]], core: Any, failures: list[int], workers: int,
                kw: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    from mlx26.core.simplify.records import result_record
+
     valid = [parsed for _, _, parsed in chunk if isinstance(parsed, list)]
     results = iter(core.simplify_many(valid, workers=workers, **kw))
     for rid, text, parsed in chunk:
         out = next(results) if isinstance(parsed, list) else parsed
-        if isinstance(out, Exception):
-            failures[0] += 1
-            yield {"id": rid, "input": text, "error": str(out)}
-        else:
-            yield {"id": rid, "input": text, "simplified": core.to_infix(out), "prefix": " ".join(out),
-                   "len_in": len(parsed), "len_out": len(out)}
+        failures[0] += isinstance(out, Exception)
+        yield result_record(rid, text, parsed, out)
 
 
 def _parse_either(text: str, core: Any) -> list[str]:
@@ -244,6 +253,10 @@ def decontam(
                                             "(default), or the first pass's first-appearance keys.")] = True,
     cancel: Annotated[bool, typer.Option("--cancel", help="Also cancel common polynomial factors of "
                                          "numerator and denominator (needs SymPy).")] = False,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    batch_size: BatchSizeOpt = 1000,
+    num_cpus: NumCpusOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
@@ -252,7 +265,8 @@ def decontam(
 ) -> None:
     """Drop training expressions equivalent to any test expression (skeleton or functional image).
 
-    Streams over --train; the test set is indexed by hash. Counts go to stderr.
+    Streams over --train; the test set is indexed by hash. Counts go to stderr. --engine ray
+    checks the training rows on Ray Data (each worker indexes the test set once).
 
     \b
     Examples:
@@ -262,6 +276,7 @@ def decontam(
     _mode(mode)
     if train == "-" and test == "-":
         raise UsageError("--train and --test cannot both be stdin.")
+    check_engine(engine, ray_address, inputs=[train, test], num_cpus=num_cpus)
     check_output(output, force)
     from mlx26.core import simplify as core
 
@@ -271,8 +286,21 @@ def decontam(
         from mlx26.cli._errors import require
 
         require("sympy", "simplify")
-    kept, stats = core.decontaminate((_item(r) for _, r in train_source), test_items, mode=mode, seed=seed,
-                                     use_image=image, canonical=canonical, cancel=cancel)
+    options = {"mode": mode, "seed": seed, "use_image": image, "canonical": canonical, "cancel": cancel}
+    d = core.Decontaminator(test_items, **options)
+    stats = d.stats
+    if engine == "local":
+        kept = d.filter(_item(r) for _, r in train_source)
+    else:  # the same Decontaminator.verdict per row, on Ray; this process counts and keeps
+        from functools import partial
+
+        from mlx26.core.simplify.records import decontam_verdicts
+
+        items = [_item(r) for _, r in train_source]
+        verdicts = run_engine(partial(decontam_verdicts, test=test_items, options=options), items, engine=engine,
+                              ray_address=ray_address, batch_size=batch_size, num_cpus=num_cpus,
+                              description="simplify decontam", unit="rows", quiet=quiet)
+        kept = (x for x, v in zip(items, verdicts, strict=True) if d.count(v))
     if stats["test_errors"]:
         # a test row we cannot read is contamination we cannot check: refuse rather than pass it silently
         raise UsageError(f"{stats['test_errors']} of {stats['test']} test expressions could not be parsed, so "
@@ -318,11 +346,20 @@ def bench(
     from mlx26.cli._errors import require
 
     require("sympy", "simplify")
+    from mlx26.cli._progress import Bar, spinner
     from mlx26.core import simplify as core
 
-    result = core.bench(n=n, seed=seed, timeout=timeout, max_ops=max_ops, mode=mode)
+    with Bar("simplify bench · ours", total=n, unit="expr", quiet=quiet) as bar:
+        def told(side: str, done: int, total: int) -> None:
+            if side == "sympy" and bar.description.endswith("ours"):
+                bar.phase("simplify bench · sympy.simplify", total)
+            bar.update(done)
+
+        result = core.bench(n=n, seed=seed, timeout=timeout, max_ops=max_ops, mode=mode,
+                            progress=told if bar.active else None)
     if throughput:
         for workers in (1, 2):
-            t = core.throughput(n=throughput, seed=seed, workers=workers, max_ops=max_ops, mode=mode)
+            with spinner(f"simplify bench: throughput of {throughput} expressions, {workers} worker(s)…", quiet=quiet):
+                t = core.throughput(n=throughput, seed=seed, workers=workers, max_ops=max_ops, mode=mode)
             result[f"throughput_w{workers}_expr_per_s"] = t.get("expr_per_s", t)
     emit(result, output, fmt, force=force, title="simplify bench (anchor: sympy.simplify)")

@@ -165,9 +165,14 @@ def run_cmd(prompts: B.PoolArg = EMBEDDED,
 
     seed_everything(seed)
     pool, ids = B.load_pool(prompts, per_category, limit)
-    models = load_pair(target, draft)
-    report = run(pool, models, engine=engine, k=k, max_tokens=max_tokens, temperature=temperature, seed=seed,
-                 check_greedy=check_greedy, ids=ids, truncate=truncate)
+    from mlx26.cli._progress import Bar, spinner
+
+    with spinner(f"spec-bench run: loading {target}" + (f" and {draft}" if draft else "") + "…", quiet=quiet):
+        models = load_pair(target, draft)
+    with Bar(f"spec-bench run {engine}", total=len(pool), unit="prompts", quiet=quiet) as bar:
+        report = run(pool, models, engine=engine, k=k, max_tokens=max_tokens, temperature=temperature, seed=seed,
+                     check_greedy=check_greedy, ids=ids, truncate=truncate,
+                     progress=(lambda done, total: bar.update(done)) if bar.active else None)
     report["summary"].update(target=target, draft=draft, source=prompts)
     s = report["summary"]
     notice(f"spec-bench run: {engine} k={k}: AL {s['acceptance_length']:.3f}, greedy_match {s['greedy_match']}, "

@@ -24,6 +24,7 @@ from mlx26.cli._io import (
     notice,
     read_numbered,
 )
+from mlx26.cli._plot import PlotOpt, check_plot, curves
 from mlx26.core.spike.spec import GLUE_TASKS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
@@ -64,7 +65,8 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
               lr: Annotated[float, typer.Option("--lr", help="AdamW peak learning rate.", metavar="NUMBER")] = 3e-3,
               metrics: Annotated[str | None, typer.Option("--metrics", help="Write training metrics here as JSONL.",
                                                           metavar="PATH")] = None,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: S.ForceOpt = False,
+              plot: PlotOpt = None,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: S.ForceTrainOpt = False,
               quiet: QuietOpt = False) -> None:
     """Train a classifier on CPU (ANN, plain SNN or SpikingLM) and evaluate it on held-out data.
 
@@ -79,6 +81,7 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
         raise InputError(f"--lr must be a finite number > 0, got {lr}")
     S.check_folder(out, force)
     S.start(output, force, metrics)
+    check_plot(plot, force)
     _threads()
     from mlx26.core.common.interrupts import Interrupted, stop_requested
     from mlx26.core.common.seeding import seed_everything
@@ -88,8 +91,11 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
     tasks.check_task(task)
     S.require_text(task)
     seed_everything(seed)
-    data = tasks.load(task, "train", data=train_tsv, n=n_train, seed=seed, max_len=max_len)
-    heldout = S.test_data({"task": task, "seed": seed, "config": {"max_len": max_len}}, test, n_test, max_len)
+    from mlx26.cli._progress import Bar, spinner
+
+    with spinner(f"spike train: loading {task}…", quiet=quiet):
+        data = tasks.load(task, "train", data=train_tsv, n=n_train, seed=seed, max_len=max_len)
+        heldout = S.test_data({"task": task, "seed": seed, "config": {"max_len": max_len}}, test, n_test, max_len)
     for d, what in ((data, "training"), (heldout, "test")):
         if d.truncated:
             notice(f"spike train: {d.truncated} {what} sequences were longer than --max-len {max_len} and were "
@@ -101,10 +107,13 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
         log_lines.append(m)
         notice(f"spike train: step {m['step']}/{steps} loss {m['loss']:.4f}", quiet)
 
-    with stop_requested() as stop:
+    with stop_requested() as stop, Bar(f"spike train {arch}", total=steps, unit="steps", quiet=quiet,
+                                       status="calibrating…") as bar:
         info = TR.fit(model, data, steps=steps, batch=batch, lr=lr, seed=seed, log=log,
-                      log_every=max(1, steps // 10), stop=stop.is_set)
-    acc = TR.accuracy(TR.predict(model, heldout), heldout.labels)
+                      log_every=max(1, steps // 10), stop=stop.is_set,
+                      progress=(lambda done, loss: bar.update(done, status=f"loss {loss:.4f}")) if bar.active else None)
+        bar.set_status("evaluating…")
+        acc = TR.accuracy(TR.predict(model, heldout), heldout.labels)
     from pathlib import Path
 
     meta = {"task": task, "seed": seed, "train_path": train_tsv and str(Path(train_tsv).resolve()),
@@ -118,6 +127,8 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
         with atomic_output(metrics, force) as fh:
             for line in log_lines:
                 fh.write(to_json(line) + "\n")
+    curves(plot, log_lines, title=f"spike train {arch} on {task}" + (" (SYNTHETIC task)" if data.synthetic else ""),
+           force=force, quiet=quiet)
     rec = {"task": task, "synthetic": data.synthetic, "arch": arch, **{k: opts[k] for k in ("attn", "das", "T")},
            "steps": info["steps"], "interrupted": info["interrupted"], "test_accuracy": acc, "train_accuracy": info["train_accuracy"],
            "dead_fraction_init": info["init"].get("dead_fraction"), "dead_fraction": info["final"].get("dead_fraction"),

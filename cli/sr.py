@@ -25,6 +25,7 @@ from mlx26.cli._io import (
     notice,
     resolve_output_format,
 )
+from mlx26.cli._plot import PlotOpt, check_plot, curves
 from mlx26.core.sr.spec import BASELINES, SUITES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
@@ -88,7 +89,10 @@ def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to 
               lr: Annotated[float, typer.Option("--lr", help="AdamW peak learning rate.", metavar="NUMBER")] = 2e-3,
               pool: Annotated[int, typer.Option("--pool", help="Prior skeletons drawn before decontamination.",
                                                 min=1, metavar="N")] = 8000,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
+              plot: PlotOpt = None,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+              force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing --save "
+                                                  "folder, --output or --plot file.")] = False,
               quiet: QuietOpt = False) -> None:
     """Train the tiny Flash-ANSR model on CPU on the decontaminated SYNTHETIC prior stream.
 
@@ -99,6 +103,7 @@ def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to 
     from pathlib import Path
 
     check_output(output, force)
+    check_plot(plot, force)
     if Path(save).exists() and not force:
         raise UsageError(f"{save} exists", "pass --force to replace it")
     S.deps()
@@ -106,10 +111,17 @@ def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to 
     from mlx26.core.sr.train import save as save_model
 
     cmd = f"mlx26 sr train --steps {steps} --batch {batch} --lr {lr} --pool {pool} --seed {seed} --save {save}"
-    model, manifest = train(TrainConfig(steps=steps, batch=batch, lr=lr, pool=pool, seed=seed),
-                            log=None if quiet else lambda m: notice(f"sr train: {m}"), command=cmd)
+    from mlx26.cli._progress import Bar
+
+    with Bar("sr train", total=steps, unit="steps", quiet=quiet, status=f"sampling a pool of {pool} skeletons…") as bar:
+        model, manifest = train(TrainConfig(steps=steps, batch=batch, lr=lr, pool=pool, seed=seed),
+                                log=None if quiet else lambda m: notice(f"sr train: {m}"), command=cmd,
+                                progress=(lambda step, loss: bar.update(step, status=f"loss {loss:.3f}"))
+                                if bar.active else None)
     save_model(model, manifest, Path(save))
     t = manifest["train"]
+    curves(plot, t.get("curve", []), title="sr train (SYNTHETIC prior; loss averaged over each 1/20 of the run)",
+           force=force, quiet=quiet)
     emit({"data": "SYNTHETIC", "save": save, "parameters": manifest["parameters"], "steps": steps,
           "loss_first": t["loss_first"], "loss_last": t["loss_last"], "loss_drop": t["loss_drop"],
           "pool_kept": manifest["data"]["pool_kept"], "dropped_test_skeletons": manifest["data"]["decontam"]["dropped"],

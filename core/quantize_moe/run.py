@@ -36,7 +36,9 @@ def _ids(tokenizer: Any, text: str, what: str) -> list[int]:
 
 def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str | None = None,
         bench_latency: bool = False, out: str | None = None, force: bool = False,
-        warn: Callable[[str], None] = lambda _m: None) -> list[dict[str, Any]]:
+        warn: Callable[[str], None] = lambda _m: None,
+        status: Callable[[str], None] = lambda _m: None) -> list[dict[str, Any]]:
+    """Quantize ``model_spec``'s experts and measure them; ``status(text)`` is told each phase (a display)."""
     from mlx26.core.zoo import load_model, load_tokenizer
 
     if storage.is_quantized_dir(model_spec):
@@ -46,6 +48,7 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
         return [evaluate_saved(model_spec, eval_text, bench_latency, calib_text)]
     if out is not None:
         storage.check_target(out, force, source=model_spec)
+    status(f"loading {model_spec}…")
     model = load_model(model_spec)
     experts = calibrate.find_experts(model)
     calibrate.check_finite(experts, model)
@@ -56,16 +59,25 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
     calib_ids = _ids(tokenizer, calib_text, "calibration")
     eval_ids = _ids(tokenizer, eval_text, "evaluation") if eval_text is not None else None
     torch.manual_seed(cfg.seed)
+    status(f"calibrating on {len(calib_ids)} tokens…")
     stats = calibrate.collect(model, evaluate.token_batches(calib_ids, bos, CONTEXT), cfg.base == "gptq", warn)
     summary: dict[str, Any] = {"record": "summary", "model": model_spec, **cfg.to_dict(),
                                "calibration_tokens": len(calib_ids)}
     if eval_ids is not None:
         summary["eval_tokens"] = len(eval_ids)
+        status(f"perplexity of the full-precision model on {len(eval_ids)} tokens…")
         summary["ppl_fp"] = evaluate.perplexity(model, eval_ids, bos, CONTEXT)
-    results = pipeline.quantize_layers(experts, stats, cfg)
+    done, todo = [0], len(experts) * len(pipeline.PROJECTIONS)
+
+    def quantizing(name: str) -> None:
+        done[0] += 1
+        status(f"quantizing {name} ({done[0]}/{todo})…")
+
+    results = pipeline.quantize_layers(experts, stats, cfg, quantizing)
     pipeline.apply(experts, results)
     model.set_experts_implementation("tileq")
     if eval_ids is not None:
+        status("perplexity of the quantized model…")
         if cfg.lowrank != "none":
             saved = [m.tileq_factors for _, m in experts]
             for _, m in experts:
@@ -87,10 +99,12 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
     if bench_latency:
         st, (_, module) = stats[0], experts[0]
         n = min(len(st.inputs), 1024)
+        status("timing the fused and the loop experts forward…")
         summary["latency"] = evaluate.latency(module, st.inputs[:n], st.top_k_index[:n], st.top_k_weights[:n])
     if out is not None:
         from mlx26.core._version import __version__
 
+        status(f"saving to {out}…")
         storage.save(out, model, tokenizer, experts, results,
                      {"mlx26_version": __version__, "model": model_spec, "options": cfg.to_dict(),
                       "records": records}, force=force)

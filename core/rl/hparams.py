@@ -40,6 +40,7 @@ class TrainConfig:
     env_defaults: dict = field(default_factory=dict)  # per-env reference values applied (e.g. FQL's α table)
     reach_avoid: dict | None = None  # --goal/--unsafe/--cost on a user env (see reach_avoid.user_sets)
     stop: Any = None  # a no-argument callable polled between steps (SIGINT/SIGTERM): save a checkpoint and stop
+    progress: Any = None  # a callable (step, total, status) told "at env/gradient step N" (a display; not stored)
 
     def to_dict(self) -> dict[str, Any]:
         return {"algo": self.algo, "env": self.env, "dataset": self.dataset, "steps": self.steps,

@@ -191,6 +191,10 @@ def _sympy_worker(conn, timeout: float) -> None:  # pragma: no cover - runs in a
 
     import sympy as sp
 
+    # Ctrl-C in a terminal reaches the whole process group: the parent stops and kills this worker,
+    # which must not print a traceback of its own (issue 31).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     class _Timeout(Exception):
         pass
 
@@ -268,6 +272,7 @@ def bench(n: int = 1000, seed: int = 0, timeout: float = 1.0, max_ops: int = 10,
     median_speed_ratio (per-expression SymPy time / our time, median), ours_median_ms,
     sympy_median_ms, ours_len_ratio / sympy_len_ratio (mean output/input length),
     ours_longer_rate / sympy_longer_rate, sympy_timeouts, sympy_errors, cores.
+    ``progress(side, done, total)`` is told after each expression of each pass (side "ours", then "sympy").
     """
     from mlx26.core.simplify.engine import simplify
     from mlx26.core.simplify.errors import ExpressionError
@@ -280,13 +285,16 @@ def bench(n: int = 1000, seed: int = 0, timeout: float = 1.0, max_ops: int = 10,
     ours_longer = sym_longer = timeouts = errors = undefined = 0
     # pass 1: ours on every row (kept apart from SymPy so neither evicts the other's caches)
     ours = []
-    for e in exprs:
+    for j, e in enumerate(exprs):
         t0 = time.perf_counter()
         try:
             out = simplify(e, mode=mode, mask_constants=mask_constants)
         except ExpressionError:
             undefined += 1
             continue
+        finally:
+            if progress:
+                progress("ours", j + 1, len(exprs))
         ours.append((e, out, time.perf_counter() - t0))
     # pass 2: SymPy on the same rows
     try:
@@ -305,8 +313,8 @@ def bench(n: int = 1000, seed: int = 0, timeout: float = 1.0, max_ops: int = 10,
             sym_len.append(lo / len(e))
             ours_longer += len(out) > len(e)
             sym_longer += lo > len(e)
-            if progress and (i + 1) % 100 == 0:
-                progress(f"sympy {i + 1}/{len(ours)}")
+            if progress:
+                progress("sympy", i + 1, len(ours))
     finally:
         runner.close()
     rows = len(ratios)

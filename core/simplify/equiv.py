@@ -324,26 +324,34 @@ class Decontaminator:
                 im = r.tobytes()
         return sk, im
 
+    def verdict(self, item) -> str:
+        """``kept``, ``train_error`` (unparsable: kept), ``dropped_skeleton`` or ``dropped_image``; no stats."""
+        try:
+            sk, im = self.keys(item)
+        except ExpressionError:
+            return "train_error"
+        if sk in self.skeletons:
+            return "dropped_skeleton"
+        if im is not None and im in self.images:
+            return "dropped_image"
+        return "kept"
+
+    def count(self, verdict: str) -> bool:
+        """Add one training item's ``verdict`` to ``stats``; whether the item is kept."""
+        self.stats["train"] += 1
+        if verdict.startswith("dropped"):
+            self.stats["dropped"] += 1
+            self.stats[verdict] += 1
+            return False
+        if verdict == "train_error":
+            self.stats["train_errors"] += 1
+        self.stats["kept"] += 1
+        return True
+
     def filter(self, train: Iterable) -> Iterator:
         for item in train:
-            self.stats["train"] += 1
-            try:
-                sk, im = self.keys(item)
-            except ExpressionError:
-                self.stats["train_errors"] += 1
-                self.stats["kept"] += 1
+            if self.count(self.verdict(item)):
                 yield item
-                continue
-            if sk in self.skeletons:
-                self.stats["dropped"] += 1
-                self.stats["dropped_skeleton"] += 1
-                continue
-            if im is not None and im in self.images:
-                self.stats["dropped"] += 1
-                self.stats["dropped_image"] += 1
-                continue
-            self.stats["kept"] += 1
-            yield item
 
 
 def cancel_rational(prefix: list[str]) -> list[str]:

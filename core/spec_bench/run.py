@@ -11,7 +11,7 @@ ratio of single-token forward times (0 for prompt lookup, whose drafts cost no m
 from __future__ import annotations
 
 import platform
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mlx26.core._version import __version__
@@ -67,7 +67,9 @@ def encode_prompts(prompts: Sequence[Prompt], tokenizer: Any, ids: Sequence[Sequ
 
 def run(prompts: Sequence[Prompt], models: dict[str, Any], *, engine: str, k: int, max_tokens: int,
         temperature: float = 0.0, seed: int = 0, check_greedy: bool = False,
-        ids: Sequence[Sequence[int] | None] | None = None, truncate: int | None = None) -> dict[str, Any]:
+        ids: Sequence[Sequence[int] | None] | None = None, truncate: int | None = None,
+        progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Plain decoding and ``engine`` on each prompt; ``progress(prompts_done, prompts)`` after each (a display)."""
     import os
 
     import torch
@@ -112,6 +114,8 @@ def run(prompts: Sequence[Prompt], models: dict[str, Any], *, engine: str, k: in
         if check_greedy or temperature == 0:
             row["greedy_match"] = match
         rows.append(row)
+        if progress is not None:
+            progress(n + 1, len(encoded))
     ratio = 0.0 if engine == "prompt-lookup" else E.forward_cost(draft) / E.forward_cost(target)
     al = M.acceptance_length(totals["new"], totals["calls"])
     per_step = M.summarize(all_steps, totals["new"], totals["calls"], k) if all_steps else {

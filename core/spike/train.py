@@ -87,9 +87,10 @@ def accuracy(logits: torch.Tensor, labels: torch.Tensor) -> float:
 def fit(model: SpikeClassifier, data: Dataset, *, steps: int, batch: int = 64, lr: float = 3e-3,
         weight_decay: float = 0.01, seed: int = 0, das_calibrate: bool = True,
         log: Callable[[dict], None] | None = None, log_every: int = 50,
-        stop: Callable[[], bool] | None = None) -> dict:
+        stop: Callable[[], bool] | None = None, progress: Callable[[int, float], None] | None = None) -> dict:
     """Train in place; returns the training record (diagnostics at init and at the end, loss curve summary).
-    ``stop()`` is polled each step (an interrupt handler sets it): training ends there and says so."""
+    ``stop()`` is polled each step (an interrupt handler sets it): training ends there and says so.
+    ``progress(steps_done, loss_ema)`` is told after every step (a progress display)."""
     if steps < 1 or batch < 1:
         raise InputError("--steps and --batch must be ≥ 1")
     gen = torch.Generator().manual_seed(seed)
@@ -120,6 +121,8 @@ def fit(model: SpikeClassifier, data: Dataset, *, steps: int, batch: int = 64, l
         sched.step()
         done = step + 1
         ema = float(loss.detach()) if ema is None else 0.9 * ema + 0.1 * float(loss.detach())
+        if progress is not None:
+            progress(done, ema)
         if log is not None and (done % log_every == 0 or done == steps):
             log({"step": done, "loss": round(ema, 5), "lr": opt.param_groups[0]["lr"],
                  "seconds": round(time.perf_counter() - t0, 2)})

@@ -87,7 +87,10 @@ def n_vars_for(s, rng, n_vars_max: int) -> int:
     return used if rng.random() < 0.7 else int(rng.integers(used, n_vars_max + 1))
 
 
-def train(tc: TrainConfig, prior: PriorConfig | None = None, log=None, command: str = "") -> tuple[object, dict]:
+def train(tc: TrainConfig, prior: PriorConfig | None = None, log=None, command: str = "",
+          progress=None) -> tuple[object, dict]:
+    """Sample and decontaminate the pool, train; ``log(text)`` every 1/20 of the run, ``progress(step, loss)``
+    after every step (a progress display)."""
     import torch
     from mlx26.core.common.seeding import seed_everything
     from mlx26.core.common.threads import apply_torch_threads
@@ -133,6 +136,8 @@ def train(tc: TrainConfig, prior: PriorConfig | None = None, log=None, command: 
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))
+        if progress is not None:
+            progress(step + 1, losses[-1])
         if (step + 1) % every == 0 or step == tc.steps - 1:
             curve.append({"step": step + 1, "loss": round(float(np.mean(losses[-every:])), 4)})
             if log:

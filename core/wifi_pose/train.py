@@ -66,7 +66,8 @@ def build_for(kind: str, data: Data, preset: str = "tiny", memory: bool = True, 
 
 
 def fit(net, data: Data, *, steps: int = 300, batch: int = 16, window: int = 4, lr: float = 3e-3,
-        seed: int = 0, log=None) -> dict:
+        seed: int = 0, log=None, progress=None) -> dict:
+    """Train ``net`` in place; ``log(text)`` every 1/5 of the run, ``progress(step, loss)`` after every step."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     starts = data.windows(window)
@@ -94,6 +95,8 @@ def fit(net, data: Data, *, steps: int = 300, batch: int = 16, window: int = 4, 
         sched.step()
         if not torch.isfinite(loss):
             raise RunFailure(f"the loss became {float(loss)} at step {step}", "lower --lr")
+        if progress is not None:
+            progress(step + 1, float(loss.detach()))
         if log and (step % max(1, steps // 5) == 0 or step == steps - 1):
             log(f"step {step + 1}/{steps} loss {float(loss.detach()):.4f} joint L1 {last['kp_l1_m'] * 1000:.0f} mm")
     net.eval()

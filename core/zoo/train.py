@@ -25,6 +25,16 @@ torch RNG states, history, the step count and what the budget had used) and rais
 (exit 130). ``resume=True`` reloads it with the options it stored and continues: a ``--steps`` run
 ends with the same weights and held-out bits/byte as an uninterrupted one; a time-budget run gets
 what was left of its budget. The finished model replaces the folder (checkpoint included).
+
+Data-parallel (``torchrun --nproc-per-node N``, :mod:`mlx26.core.common.distributed`): every rank
+builds the same model (same seed; DDP also broadcasts rank 0's weights) and draws the same global
+batch of ``batch_size`` windows from the same seeded stream, then trains on its own block of
+``batch_size / N`` rows; DDP averages the gradients, so N ranks take the optimisation steps of one
+process at the same global batch (equal up to float summation order; MoE's load-balancing term is
+computed per rank, so MoE presets match approximately). The loss reported is the mean over ranks;
+rank 0 alone runs the held-out probes and the final evaluation, decides a time budget's step count
+(broadcast to the others), and writes the checkpoint and the model. A stop request on any rank
+stops every rank after the same step. ``batch_size`` must divide by N (checked in :func:`validate`).
 """
 
 from __future__ import annotations
@@ -39,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlx26.core.common import distributed
 from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.common.files import atomic_folder, atomic_path, check_creatable_folder
 from mlx26.core.common.interrupts import interrupted
@@ -141,6 +152,7 @@ def validate(opts: TrainOptions, resume: bool = False) -> Resolved:
     if context > max_pos:
         raise InputError(f"--context {context} exceeds the preset's {max_pos} positions.")
     batch_size = opts.batch_size or preset.batch_size
+    distributed.check_divisible(batch_size, "--batch-size")  # under torchrun: every rank takes an equal block
     if batch_size * context > MAX_STEP_TOKENS:  # logits alone take batch × context × vocab floats
         raise InputError(f"--batch-size {batch_size} × --context {context} = {batch_size * context} tokens a step; "
                          f"at most {MAX_STEP_TOKENS} fit in memory on a CPU.",
@@ -209,20 +221,27 @@ def _optimizer(model: Any, lr: float) -> Any:
                              lr=lr, betas=(0.9, 0.95), eps=1e-8)
 
 
-def _batch(tokens: Any, rng: Any, batch_size: int, context: int, bos: int) -> tuple[Any, Any]:
+def _batch(tokens: Any, rng: Any, batch_size: int, context: int, bos: int,
+           rows: slice | None = None) -> tuple[Any, Any]:
+    """``batch_size`` windows drawn from ``rng`` (``rows``: this rank's block of them, the draw unchanged)."""
     import numpy as np
     import torch
 
     starts = rng.integers(0, len(tokens) - context, size=batch_size)
+    if rows is not None:
+        starts = starts[rows]
+        batch_size = len(starts)
     targets = np.stack([tokens[s:s + context] for s in starts]).astype(np.int64)
     inputs = np.concatenate([np.full((batch_size, 1), bos, dtype=np.int64), targets[:, :-1]], axis=1)
     return torch.from_numpy(inputs), torch.from_numpy(targets)
 
 
-def _loss(model: Any, inputs: Any, targets: Any, moe: bool) -> tuple[Any, float]:
+def _loss(model: Any, inputs: Any, targets: Any, moe: bool, net: Any = None) -> tuple[Any, float]:
+    """(loss to backpropagate, cross-entropy); ``net``: the DDP wrapper of ``model`` to run the forward through."""
     import torch
 
-    out = model(input_ids=inputs, output_router_logits=True) if moe else model(input_ids=inputs)
+    net = model if net is None else net
+    out = net(input_ids=inputs, output_router_logits=True) if moe else net(input_ids=inputs)
     ce = torch.nn.functional.cross_entropy(out.logits.reshape(-1, out.logits.shape[-1]), targets.reshape(-1))
     loss = ce
     if moe and getattr(out, "aux_loss", None) is not None:
@@ -236,7 +255,14 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
     """Train, evaluate and save ``opts.preset`` into ``opts.out``; return the manifest.
 
     ``stop()`` is polled after each step (see the module docstring); ``resume`` continues the
-    interrupted run in ``opts.out`` (whose options are :func:`stored_options`)."""
+    interrupted run in ``opts.out`` (whose options are :func:`stored_options`). Under torchrun every
+    rank calls this and gets rank 0's manifest; only rank 0 writes."""
+    with distributed.session(device="cpu") as world:
+        return _train(opts, world, progress=progress, log=log, stop=stop, resume=resume)
+
+
+def _train(opts: TrainOptions, world: distributed.World, *, progress: Callable[[int, int, float], None] | None,
+           log: Callable[[str], None] | None, stop: Callable[[], bool] | None, resume: bool) -> dict[str, Any]:
     import numpy as np
     import torch
     from mlx26.core.common.seeding import seed_everything
@@ -246,6 +272,8 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
     from mlx26.core.zoo.presets import build_model, count_parameters
     from mlx26.core.zoo.tokenization import get_tokenizer, tokenizer_hash
 
+    if not world.main:  # rank-0-only notices and progress
+        log = progress = None
     say = log or (lambda message: None)
     started_wall, cpu0 = time.monotonic(), time.process_time()
     r = validate(opts, resume)
@@ -266,6 +294,12 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
     probe_text = corpora_mod.corpus(eval_corpus).text("heldout", max(256, opts.eval_bytes // 8))
     model = build_model(r.preset, tokenizer, opts.seed)
     moe = r.preset.family == "mixtral"
+    rows = distributed.shard(r.batch_size, world) if world.active else None
+    net = model
+    if world.active:  # same weights on every rank; routed experts a rank's block skips get no gradient there
+        net = distributed.wrap_ddp(model, find_unused_parameters=moe)
+        if not world.main:
+            torch.manual_seed(distributed.rank_seed(opts.seed, world))
     optimizer = _optimizer(model, r.lr)
     rng = np.random.default_rng(opts.seed)
 
@@ -277,7 +311,7 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
     fixed = r.steps is not None
     if state is None:
         t0 = clock()
-        history = [{"step": 0, "train_loss": None, "heldout_bpb_probe": probe()}]
+        history = [{"step": 0, "train_loss": None, "heldout_bpb_probe": probe()}] if world.main else []
         t_eval = clock() - t0
         total = r.steps if r.steps is not None else 10**9  # a time budget: fixed after calibration
         eval_at = _evenly(0, total, EVALS) if fixed else set()
@@ -314,13 +348,17 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
         t0 = clock()
         for group in optimizer.param_groups:
             group["lr"] = lr_at(step, total, r.lr)
-        inputs, targets = _batch(tokens, rng, r.batch_size, r.context, bos)
-        loss, last_loss = _loss(model, inputs, targets, moe)
+        inputs, targets = _batch(tokens, rng, r.batch_size, r.context, bos, rows)
+        loss, last_loss = _loss(model, inputs, targets, moe, net)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        loss.backward()  # under DDP: the gradients are averaged over the ranks here
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         step += 1
+        stopping = False
+        if world.active:  # the loss over the global batch, and one stop decision for every rank
+            last_loss, flag = distributed.all_reduce_mean([last_loss, float(stop is not None and stop())])
+            stopping = flag > 0
         if step > 2:  # the first steps carry one-off start-up costs
             step_seconds += clock() - t0
         if not math.isfinite(last_loss):
@@ -332,17 +370,22 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
             total = max(step + 1, step + int(left / per_step))
             if step == 2 + CALIBRATION_STEPS:
                 eval_at = _evenly(step, total, EVALS)
+            if world.active:  # rank 0's clock decides for every rank
+                total, eval_at = distributed.broadcast((total, eval_at))
         if progress:
             progress(step, total, last_loss)
-        if step in eval_at and step < total:
+        if step in eval_at and step < total and world.main:
             t0 = clock()
             history.append({"step": step, "train_loss": round(last_loss, 4), "heldout_bpb_probe": probe()})
             t_eval = clock() - t0
             say(f"  step {step}/{total}  loss {last_loss:.3f}  "
                 f"held-out probe {history[-1]['heldout_bpb_probe']:.3f} bits/byte")
-        if stop is not None and step < total and stop():  # SIGINT/SIGTERM: keep this step, exit 130
-            checkpoint()
+        if step < total and (stopping if world.active else stop is not None and stop()):  # SIGINT/SIGTERM: exit 130
+            if world.main:
+                checkpoint()
             raise interrupted(step, total, step, str(r.out), f"mlx26 zoo train {r.preset.name} --out {opts.out} --resume")
+    if not world.main:  # rank 0 evaluates and saves; the others wait for its manifest
+        return distributed.broadcast(None)
     say(f"zoo train {r.preset.name}: {step} steps in {clock() - started:.0f} s ({opts.clock} time); "
         "final held-out evaluation")
     final = bits_per_byte(model, tokenizer, eval_text, context=r.context)
@@ -353,8 +396,12 @@ def train(opts: TrainOptions, *, progress: Callable[[int, int, float], None] | N
                          tokenizer_hash(tokenizer))
     if resumed_at:
         manifest["training"]["resumed_at_steps"] = resumed_at  # interrupted there and continued (--resume)
+    if world.active:
+        manifest["training"]["distributed"] = {"world_size": world.size, "backend": "gloo",
+                                               "per_rank_batch": r.batch_size // world.size,
+                                               "times": "rank 0's (wall_time_s, cpu_time_s)"}
     _save(model, tokenizer, manifest, r.out, opts.force or resume)
-    return manifest
+    return distributed.broadcast(manifest) if world.active else manifest
 
 
 def _evenly(start: int, end: int, n: int) -> set[int]:

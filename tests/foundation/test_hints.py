@@ -110,3 +110,22 @@ def test_a_command_writing_its_own_text_keeps_its_extensions(run_cli, tmp_path):
     result = run_cli("table-decompose", "--example", "statcan", "--emit", "markdown", "-o", out)
     assert result.code == 0, result.stderr
     assert out.read_text().lstrip().startswith("|")
+
+
+@pytest.mark.parametrize("typed, choices, meant", [
+    ("learning_rate", ["learning_starts", "lr", "gamma"], "lr"),   # spelling alone would say learning_starts
+    ("weight-decay", ["l2", "lr"], "l2"),
+    ("discount", ["gamma", "tau"], "gamma"),
+    ("total_timesteps", ["steps", "num_steps"], "steps"),        # never PPO's rollout length num_steps
+    ("gamm", ["gamma", "tau"], "gamma"),                         # spelling still works
+])
+def test_did_you_mean_matches_on_meaning_before_spelling(typed, choices, meant):
+    from mlx26.core.common.errors import did_you_mean
+
+    assert did_you_mean(typed, choices) == f"Did you mean '{meant}'?"
+
+
+def test_set_learning_rate_suggests_lr(run_cli):
+    result = run_cli("train", "rl", "--algo", "dqn", "--set", "learning_rate=1e-3", "--steps", "10")
+    assert result.code == 2
+    assert result.error_lines[0] == "Error: Unknown hyperparameter 'learning_rate' for dqn. Did you mean 'lr'?"

@@ -103,5 +103,5 @@ def test_csv_output_holds_plain_numbers(run_cli):
     assert r.code == 0, r.stderr
     assert "np.float" not in r.stdout
     header, row = r.stdout.splitlines()[:2]
-    value = dict(zip(header.split(","), row.split(",")))["extrinsic_bound"]
+    value = dict(zip(header.split(","), row.split(","), strict=True))["extrinsic_bound"]
     assert float(value) >= 0

@@ -65,6 +65,7 @@ def eval_points(cfg: TrainConfig, total: int) -> Callable[[int], bool]:
 
 def evaluate_and_save(cfg: TrainConfig, step: int, policy, eval_env, state: dict[str, Any]) -> Iterator[dict]:
     """Evaluate (seed = the run's seed) and, with ``cfg.out``, write the checkpoint."""
+    report(cfg, step, None, f"evaluating ({cfg.eval_episodes} episodes)")
     result = evaluate(eval_env, policy, cfg.eval_episodes, cfg.seed)
     state["last_eval"] = result
     if cfg.out:
@@ -77,6 +78,15 @@ def check_finite(step: int, **losses: float) -> None:
         if not np.isfinite(value):
             raise checkpoint.Divergence(f"training diverged at step {step}: {name} = {value}"
                                         + "; the last good checkpoint (if any) is kept")
+
+
+def report(cfg: TrainConfig, step: int, total: int | None, status: str | None = None) -> None:
+    """Tell ``cfg.progress`` (the CLI's progress bar; None: nobody) that the run is at ``step`` of ``total``
+    (None: unchanged), optionally with what it is doing.
+
+    Cheap enough to call every step: the callback throttles its own drawing."""
+    if cfg.progress is not None:
+        cfg.progress(step, total, status)
 
 
 def stop_now(cfg: TrainConfig) -> bool:

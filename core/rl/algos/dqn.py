@@ -198,6 +198,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
             recent = (recent + [episode_return])[-20:]
             episode_return = 0.0
             obs, _ = episode.reset()
+        common.report(cfg, step, cfg.steps)
         if step > hp.learning_starts and step % hp.train_freq == 0:
             for _ in range(hp.gradient_steps):
                 o, a, r, o2, d = buffer.sample(hp.batch_size, rng, device)

@@ -337,6 +337,7 @@ def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
             if terminated or truncated:
                 returns, ep_ret, obs = (returns + [ep_ret])[-20:], 0.0, None
         info = agent.update(buffer.sample(hp.batch_size, rng, device), bc_only=step <= hp.bc_steps)
+        common.report(cfg, step, total)
         common.check_finite(step, **{k: v for k, v in info.items() if k.endswith("loss")})
         if step % hp.log_every == 0 or step == total:  # the final step is always logged
             rec = {"step": step, "phase": "online" if online else "train", **info}

@@ -158,6 +158,7 @@ def train(cfg: TrainConfig) -> Iterator[dict]:
             rew_b[t] = torch.as_tensor(reward, dtype=torch.float32, device=device)
             done_b[t] = torch.as_tensor(term | trunc, dtype=torch.float32, device=device)
             next_obs = torch.as_tensor(raw_obs, dtype=torch.float32, device=device).reshape(hp.num_envs, -1)
+            common.report(cfg, (update - 1) * batch + (t + 1) * hp.num_envs, n_updates * batch)
         with torch.no_grad():  # GAE
             adv = torch.zeros_like(rew_b)
             last: torch.Tensor | float = 0.0

@@ -220,6 +220,7 @@ def constrained_ppo(cfg: TrainConfig, lagrangian: bool) -> Iterator[dict]:
                     if t + 1 < T:
                         starts_in_rollout.append((t + 1, i))
                 obs[i] = nxt
+            common.report(cfg, (update - 1) * batch + (t + 1) * E, n_updates * batch)
         # reach-avoid targets (x_t is never in G ∪ F here: entering them ends the episode → r = 0, s = 1)
         y = ra_gae(np.zeros((T, E)), np.ones((T, E)), vnext_ra, term_b, trunc_b, termval_b, hp.gamma_ra, hp.gae_lambda)
         y_ra = torch.as_tensor(y, dtype=torch.float32, device=device)
