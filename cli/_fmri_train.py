@@ -8,6 +8,7 @@ import typer
 from mlx26.cli import _fmri as F
 from mlx26.cli._errors import require, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -46,7 +47,7 @@ def register(app: typer.Typer) -> None:
                      dim: F.DimOpt = 64, depth: Annotated[int, typer.Option("--depth", min=1, metavar="N")] = 2,
                      mask_ratio: Annotated[float, typer.Option("--mask-ratio", help="MAE mask ratio.", metavar="NUMBER")] = 0.75,
                      plot: PlotOpt = None,
-                     seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+                     seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
                      force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Overwrite an existing "
                                                          "--save, --output or --plot file.")] = False,
                      quiet: QuietOpt = False) -> None:
@@ -84,7 +85,7 @@ def register(app: typer.Typer) -> None:
     @app.command("embed")
     def embed_cmd(clips: F.ClipsArg, model: F.ModelOpt, npz: Annotated[str, typer.Option(
                       "--npz", help="NPZ to write: embeddings (N, D) plus the clips' labels.", metavar="PATH")],
-                  output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                  output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """Mean-pooled encoder embeddings of every clip (no masking) to an NPZ.
 
         \b
@@ -105,7 +106,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("probe")
     def probe_cmd(clips: F.ClipsArg, model: F.ModelOpt, label: LabelOpt = "condition", seed: SeedOpt = 0,
-                  output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                  output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """Linear probe (balanced logistic regression, C by inner CV; held-out subjects unless --label subject).
 
         \b
@@ -142,7 +143,7 @@ def register(app: typer.Typer) -> None:
                       "--label", help="Probe target(s), repeatable (default subject, condition).", metavar="TEXT")] = None,
                   seed: SeedOpt = 0, seeds: Annotated[int, typer.Option(
                       "--seeds", help="Repeat with seeds SEED..SEED+N-1 (new data and init each).", min=1, metavar="N")] = 1,
-                  output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                  output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """Dynamic vs uniform vs random patching on SYNTHETIC data: tokens, SSE, train time, MAE MSE, probe.
 
         \b

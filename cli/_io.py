@@ -21,7 +21,7 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from enum import Enum, StrEnum
 from pathlib import Path
 from typing import IO, Annotated, Any
@@ -121,6 +121,8 @@ def _read_config_file(path: str) -> dict[str, Any]:
 # declares the option needs no plumbing of its own. main() resets them before every run.
 _QUIET: contextvars.ContextVar[bool] = contextvars.ContextVar("mlx26_quiet", default=False)
 _FIELD: contextvars.ContextVar[str | None] = contextvars.ContextVar("mlx26_field", default=None)
+# --columns: None = the command's order, as many as fit; ["*"] = all; else exactly these
+_COLUMNS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar("mlx26_columns", default=None)
 # whether the running command has --input-format (hints name only options the command has)
 _HAS_INPUT_FORMAT: contextvars.ContextVar[bool] = contextvars.ContextVar("mlx26_input_format", default=False)
 # -o and --format as parsed, so the pair is checked at parse time, before any work
@@ -132,6 +134,7 @@ def reset_run_state() -> None:
     """Forget -q and --field of an earlier in-process run (tests call main() many times)."""
     _QUIET.set(False)
     _FIELD.set(None)
+    _COLUMNS.set(None)
     _HAS_INPUT_FORMAT.set(False)
     _OUTPUT.set(None)
     _FORMAT.set(None)
@@ -184,6 +187,17 @@ def _remember_field(value: str | None) -> str | None:
     return value
 
 
+def _remember_columns(value: str | None) -> str | None:
+    if value is None:
+        _COLUMNS.set(None)
+        return value
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    if not names:
+        raise UsageError("--columns needs column names or 'all'.", hint="e.g. --columns all or --columns name,sigma")
+    _COLUMNS.set(["*"] if names == ["all"] else names)
+    return value
+
+
 InputArg = Annotated[str, typer.Argument(help="Input file, or - for stdin.", metavar="INPUT")]
 InputFormatOpt = Annotated[
     InputFormat,
@@ -215,6 +229,12 @@ FieldOpt = Annotated[
     str | None,
     typer.Option("--field", help="Print only this field of each record, one a line (for xargs, paste).",
                  callback=_remember_field, metavar="NAME"),
+]
+ColumnsOpt = Annotated[
+    str | None,
+    typer.Option("--columns", help="Table columns: all, or a,b,… [default: the command's own order, as many "
+                 "as fit the terminal]. Data formats always carry every field.", callback=_remember_columns,
+                 metavar="LIST"),
 ]
 ConfigOpt = Annotated[
     str | None,
@@ -616,7 +636,7 @@ def _columns(records: list[Mapping[str, Any]]) -> list[str]:
 
 
 def _write(stream: IO[str], data: Mapping[str, Any] | Iterable[Mapping[str, Any]], fmt: str,
-           single: bool, title: str | None) -> None:
+           single: bool, title: str | None, preferred: Sequence[str] = ()) -> None:
     if fmt == "json":
         stream.write(to_json(data if single else list(data), indent=2) + "\n")
         return
@@ -633,15 +653,22 @@ def _write(stream: IO[str], data: Mapping[str, Any] | Iterable[Mapping[str, Any]
         for record in records:
             writer.writerow([_cell(record.get(c)) for c in columns])
         return
-    _write_table(stream, records, single, title)
+    _write_table(stream, records, single, title, preferred)
 
 
-def _write_table(stream: IO[str], records: list[Mapping[str, Any]], single: bool, title: str | None) -> None:
-    """A rich table that fits the terminal, else one key/value block per record (like ``psql \\x``)."""
+def _write_table(stream: IO[str], records: list[Mapping[str, Any]], single: bool, title: str | None,
+                 preferred: Sequence[str] = ()) -> None:
+    """A rich table that fits the terminal, else one key/value block per record (like ``psql \\x``).
+
+    Columns come in the command's preferred order, then the rest; on a terminal only those that fit
+    at full header width are shown (a caption says how many are hidden and how to see them), unless
+    ``--columns`` names them. A table written to a file or pipe keeps every column.
+    """
     from rich.console import Console
     from rich.table import Table
 
-    console = Console(file=stream, width=None if _isatty(stream) else 160, soft_wrap=False)
+    tty = _isatty(stream)
+    console = Console(file=stream, width=None if tty else 160, soft_wrap=False)
     width = console.width
     table = Table(title=title, show_lines=False)
     if single:
@@ -652,15 +679,37 @@ def _write_table(stream: IO[str], records: list[Mapping[str, Any]], single: bool
             table.add_row(str(key), _display(value, value_room))
         console.print(table)
         return
-    columns = _columns(records)
-    cells = [[_display(record.get(c)) for c in columns] for record in records]
-    natural = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
-    # to a file or pipe (--format table) the table is kept whole; on a terminal it must fit
-    if not _isatty(stream) or sum(natural) + 3 * len(columns) + 1 <= width:
+    present = _columns(records)
+    wanted = _COLUMNS.get()
+    if wanted is not None and wanted != ["*"]:
+        unknown = [c for c in wanted if c not in present]
+        if unknown:
+            suggestion = did_you_mean(unknown[0], present)
+            raise UsageError(f"--columns: no column '{unknown[0]}' in the output." + (f" {suggestion}" if suggestion else ""),
+                             hint="columns: " + ", ".join(present))
+        columns, choose = list(wanted), False
+    else:
+        columns = [c for c in preferred if c in present] + [c for c in present if c not in preferred]
+        choose = tty and wanted is None
+    cells = {c: [_display(record.get(c)) for record in records] for c in columns}
+    natural = {c: max([len(c)] + [len(v) for v in cells[c]]) for c in columns}
+    if choose:  # keep, in order, every column that still fits at its full header width
+        shown, used = [], 1
         for column in columns:
-            table.add_column(column, no_wrap=_isatty(stream))
-        for row in cells:
-            table.add_row(*row)
+            if used + natural[column] + 3 <= width:
+                shown.append(column)
+                used += natural[column] + 3
+        hidden = len(columns) - len(shown)
+        if len(shown) >= 2 or (shown and not hidden):
+            if hidden:
+                table.caption = f"{hidden} more column(s): --columns all, or --format json"
+            columns = shown
+    fits = sum(natural[c] for c in columns) + 3 * len(columns) + 1 <= width
+    if not tty or fits:
+        for column in columns:
+            table.add_column(column, no_wrap=tty)
+        for i in range(len(records)):
+            table.add_row(*[cells[c][i] for c in columns])
         console.print(table)
         return
     _write_vertical(stream, records, columns, title, width)
@@ -686,8 +735,11 @@ def emit(
     *,
     force: bool = False,
     title: str | None = None,
+    columns: Sequence[str] = (),
 ) -> None:
     """Write one result (a mapping) or records (an iterable of mappings).
+
+    ``columns``: the order a terminal table shows fields in (most useful first); see _write_table.
 
     stdout: a closed pipe (``| head``) ends the run with exit 0 and no traceback.
     file: written to a temporary file in the same folder and renamed, so an interrupted or
@@ -701,11 +753,11 @@ def emit(
         data, single, resolved = _only_field(rows, field), False, "lines"
     if output in (None, "-"):
         with _quiet_broken_pipe():
-            _write(sys.stdout, data, resolved, single, title)
+            _write(sys.stdout, data, resolved, single, title, columns)
             sys.stdout.flush()
         return
     with atomic_output(output, force) as handle:
-        _write(handle, data, resolved, single, title)
+        _write(handle, data, resolved, single, title, columns)
 
 
 def _only_field(rows: Iterable[Mapping[str, Any]], field: str) -> Iterator[dict[str, Any]]:

@@ -8,6 +8,7 @@ import typer
 from mlx26.cli._engine import BatchSizeOpt, EngineOpt, NumCpusOpt, RayAddressOpt, check_engine, run_engine
 from mlx26.cli._errors import InputError, RunFailure, require, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -68,7 +69,7 @@ def judge_cmd(ctx: typer.Context, input: JudgeInputOpt = None, input_format: Inp
               keep_reply: Annotated[bool, typer.Option("--keep-reply", help="Add the raw LLM reply as NAME_reply.")
                                     ] = False,
               seed: JudgeSeedOpt = 0, engine: EngineOpt = "local", ray_address: RayAddressOpt = None,
-              batch_size: BatchSizeOpt = 1000, num_cpus: NumCpusOpt = None, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None,
+              batch_size: BatchSizeOpt = 1000, num_cpus: NumCpusOpt = None, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
               force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Score every response with a judge and add its [0, 1] score column (pipe into metrics --judge NAME).
 
@@ -163,7 +164,7 @@ def simulate_cmd(n: Annotated[int, typer.Option("--n", help="Items.", min=1, met
                                                                        "(default sim-model-c=0.3).", metavar="TEXT")] = None,
                  difficulty: Annotated[float, typer.Option("--difficulty", help="Spread of behaviour difficulty in "
                                                            "[0, 1).", metavar="NUMBER")] = 0.5,
-                 seed: Annotated[int, typer.Option("--seed", help="Seed of the simulator.", min=0, metavar="N")] = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None,
+                 seed: Annotated[int, typer.Option("--seed", help="Seed of the simulator.", min=0, metavar="N")] = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
                  force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Generate a SIMULATED labelled audit table (placeholder texts, no harmful content) with injected shifts.
 

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -56,6 +57,7 @@ def eval_cmd(
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
 ) -> None:
     """Evaluate a PRM on real code: SVEN test fixes, stdlib false alarms, robustness, ranking.
 

@@ -8,6 +8,7 @@ import typer
 from mlx26.cli import _spec_bench as B
 from mlx26.cli._errors import InputError, require
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -40,7 +41,7 @@ def register(app: typer.Typer) -> None:
                                                               "level).", min=1, metavar="N")] = 8,
                         max_tokens: B.MaxTokOpt = 32, per_category: B.PerCatOpt = None, limit: B.LimitOpt = None,
                         timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.", metavar="NUMBER")] = 120.0,
-                        output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
+                        output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
                         quiet: QuietOpt = False) -> None:
         """Concurrency sweep (streaming): TTFT, TPOT/ITL, tokens/s and AL scraped from /metrics, per level.
 
@@ -102,7 +103,7 @@ def register(app: typer.Typer) -> None:
                    png: Annotated[str | None, typer.Option("--png", metavar="DIR", help="Write al_by_category.png "
                                                            "and throughput_vs_concurrency.png here (matplotlib).")
                                   ] = None,
-                   output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
+                   output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
                    quiet: QuietOpt = False) -> None:
         """Merge run / serve-bench reports into one table (and PNG plots): AL by category, throughput by level.
 

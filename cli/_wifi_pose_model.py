@@ -8,6 +8,7 @@ import typer
 from mlx26.cli import _wifi_pose as W
 from mlx26.cli._errors import InputError, require
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -45,7 +46,7 @@ def register(app: typer.Typer) -> None:
                   test_fraction: TestOpt = 0.25, layout: W.LayoutOpt = PIW3D_LAYOUT, links: W.LinksOpt = None,
                   antennas: W.AntOpt = None, subcarriers: W.SubOpt = None, packets: W.PktOpt = None,
                   plot: PlotOpt = None,
-                  seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+                  seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
                   force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Overwrite an existing "
                                                       "--save, --output or --plot file.")] = False,
                   quiet: QuietOpt = False) -> None:
@@ -96,7 +97,7 @@ def register(app: typer.Typer) -> None:
                                                              "persistent memory at inference.")] = None,
                  png: Annotated[str | None, typer.Option("--png", help="Draw predicted vs true skeletons of a few "
                                                          "frames here (matplotlib).", metavar="PATH")] = None,
-                 layout: W.LayoutOpt = PIW3D_LAYOUT, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+                 layout: W.LayoutOpt = PIW3D_LAYOUT, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
                  force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """MPJPE (Hungarian and PiW3D's greedy matching), PCK3D@50/100/150 mm of a checkpoint on every clip.
 
@@ -131,7 +132,7 @@ def register(app: typer.Typer) -> None:
     def export_cmd(model: W.ModelOpt, onnx: Annotated[str, typer.Option("--onnx", help="ONNX file to write.",
                                                                         metavar="PATH")],
                    frames: Annotated[int, typer.Option("--frames", help="Frames timed per backend.", min=1, metavar="N")] = 100,
-                   output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                   output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """Export to ONNX, check onnxruntime against torch (max |diff|), time both per frame (batch 1, 1 thread).
 
         \b
@@ -157,7 +158,7 @@ def register(app: typer.Typer) -> None:
     def bench_cmd(steps: StepsOpt = 200, sequences: Annotated[int, typer.Option("--sequences", min=4, metavar="N")] = 160,
                   frames: Annotated[int, typer.Option("--frames", min=2, metavar="N")] = 6, window: WindowOpt = 3,
                   batch: BatchOpt = 8, preset: W.PresetOpt = "tiny", seed: SeedOpt = 0, output: OutputOpt = None,
-                  fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                  fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
         """SYNTHETIC side-by-side at equal width and budget: WiFi-Mamba ± memory vs PiW3D-style vs the mean pose.
 
         \b

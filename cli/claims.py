@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     OutputOpt,
@@ -42,6 +43,7 @@ def claims(
     fmt: Annotated[ClaimsFormat, typer.Option("--format", "-f", help="auto | table | json | jsonl | csv | md.")
                    ] = ClaimsFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:

@@ -14,6 +14,7 @@ from mlx26.cli._engine import BatchSizeOpt, EngineOpt, NumCpusOpt, RayAddressOpt
 from mlx26.cli._errors import RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
     VALUE_KEY,
+    ColumnsOpt,
     ConfigOpt,
     FieldOpt,
     ForceOpt,
@@ -85,6 +86,7 @@ def calibrate(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -108,6 +110,11 @@ def calibrate(
     emit(result.to_dict(), output, fmt, force=force, title=f"dp-mix calibrate ({mechanism})")
 
 
+# A terminal shows these first (as many as fit); --columns all shows every field.
+COMPARE_COLUMNS = ("mechanism", "eps", "l1_ratio_to_gaussian", "l2_ratio_to_gaussian", "sigma", "K", "l1", "l2",
+                   "gap_closed_l1", "gap_closed_l2", "note")
+
+
 @app.command("compare")
 def compare(
     ctx: typer.Context,
@@ -120,6 +127,7 @@ def compare(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForcePlotOpt = False,
     config: ConfigOpt = None,
@@ -149,7 +157,7 @@ def compare(
     for e, d in points:
         dp_mix.validate_params(e, d, sensitivity)
     rows = [{"eps": e, "delta": d, **row} for e, d in points for row in dp_mix.compare(e, d, sensitivity)]
-    emit(rows, output, fmt, force=force, title="dp-mix compare")
+    emit(rows, output, fmt, force=force, title="dp-mix compare", columns=COMPARE_COLUMNS)
     if plot:
         from mlx26.core.dp_mix.figure import draw
 
@@ -189,6 +197,7 @@ def verify(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -276,6 +285,7 @@ def noise(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -384,6 +394,7 @@ def compose(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -426,6 +437,7 @@ def vector(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -466,6 +478,7 @@ def budget_init(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE",
                                         help="Replace an existing budget FILE (and -o file).")] = False,
     quiet: QuietOpt = False,

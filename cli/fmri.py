@@ -12,7 +12,17 @@ import typer
 from mlx26.cli import _fmri as F
 from mlx26.cli import _fmri_train
 from mlx26.cli._errors import InputError, require, unknown_name
-from mlx26.cli._io import FieldOpt, ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, SeedOpt, emit
+from mlx26.cli._io import (
+    ColumnsOpt,
+    FieldOpt,
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    SeedOpt,
+    emit,
+)
 from mlx26.core.fmri.spec import BG_PAPER, FINE, SYNTH_KINDS, TAU_PAPER
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
@@ -29,7 +39,7 @@ def synth_cmd(dest: Annotated[str, typer.Argument(help="A folder (BIDS-style sub
               tr: Annotated[float, typer.Option("--tr", help="TR in seconds.", metavar="NUMBER")] = 2.0,
               kind: Annotated[str, typer.Option("--kind", help="task (HRF blocks) | rest (AR(1)).", metavar="TEXT")] = "task",
               tsnr: Annotated[float, typer.Option("--tsnr", help="Temporal SNR of the noise.", metavar="NUMBER")] = 60.0,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
               quiet: QuietOpt = False) -> None:
     """Write SYNTHETIC 4D runs on nilearn's bundled MNI152 masks, with per-frame labels in JSON sidecars.
 
@@ -76,7 +86,7 @@ def preprocess_cmd(input: F.SourceArg, npz: Annotated[str, typer.Option("--npz",
                    frames: F.FramesOpt = 8, voxel: Annotated[float | None, typer.Option(
                        "--voxel", help="Isotropic voxel size in mm (default: the finest axis).", metavar="NUMBER")] = None,
                    tr: Annotated[float | None, typer.Option("--tr", help="Target TR in seconds (cubic spline).", metavar="NUMBER")] = None,
-                   tr_in: F.TrInOpt = None, zscore: F.ZscoreOpt = True, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+                   tr_in: F.TrInOpt = None, zscore: F.ZscoreOpt = True, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
                    force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Resample isotropic, pad/crop to a cube, retime to a TR, z-score, cut T-frame clips into an NPZ.
 
@@ -105,7 +115,7 @@ def tokenize_cmd(input: F.SourceArg, tau: F.TauOpt = TAU_PAPER, bg: F.BgOpt = BG
                  frames: Annotated[int, typer.Option("--frames", "-T", help="Use the first T frames of a NIfTI run "
                                                      "(0 = all).", min=0, metavar="N")] = 0,
                  zscore: F.ZscoreOpt = True, tr_in: F.TrInOpt = None, npz: F.NpzOpt = None, seed: SeedOpt = 0,
-                 output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                 output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Dynamic patching: token counts per scale, foreground voxels and coverage; tokens to --npz.
 
     \b
@@ -135,7 +145,7 @@ def show_cmd(input: F.SourceArg, png: Annotated[str, typer.Option("--png", help=
              axis: Annotated[str, typer.Option("--axis", help="x | y | z.", metavar="TEXT")] = "z",
              index: Annotated[int | None, typer.Option("--slice", help="Slice index (default: middle).", metavar="N")] = None,
              tau: F.TauOpt = TAU_PAPER, bg: F.BgOpt = BG_PAPER, zscore: F.ZscoreOpt = True,
-             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Draw one slice with the chosen patches (coarse vs fine) to a PNG.
 
     \b

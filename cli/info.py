@@ -5,13 +5,24 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from mlx26.cli._io import FieldOpt, ForceOpt, FormatOpt, OutputFormat, OutputOpt, QuietOpt, check_output, emit
+from mlx26.cli._io import (
+    ColumnsOpt,
+    FieldOpt,
+    ForceOpt,
+    FormatOpt,
+    OutputFormat,
+    OutputOpt,
+    QuietOpt,
+    check_output,
+    emit,
+)
 
 
 def info(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
     probe: Annotated[bool, typer.Option("--probe", help="Import torch to ask it which device it sees (slower; "

@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 from mlx26.cli._io import (
+    ColumnsOpt,
     ConfigOpt,
     FieldOpt,
     ForceOpt,
@@ -39,6 +40,7 @@ def convert(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
     detect_types: Annotated[bool, typer.Option("--detect-types", help="Turn numeric CSV/TSV cells into numbers.")

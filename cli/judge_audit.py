@@ -12,6 +12,7 @@ import typer
 from mlx26.cli import _judge_audit_run
 from mlx26.cli._errors import require
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -71,7 +72,7 @@ def metrics_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulated
                 n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for the 95% CIs.", min=0, metavar="N")] = 1000,
                 min_n: Annotated[int, typer.Option("--min-n", help="Flag slices with fewer items (low_n).", min=1, metavar="N")] = 30,
                 wide: WideOpt = False, plot: PlotOpt = None, output: OutputOpt = None,
-                fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Per judge × slice value: accuracy, balanced accuracy, precision, recall, FPR, FNR, F1, κ, MCC, AUROC (+ CIs).
 
     On a terminal a compact table (judge, slices, n, accuracy [95% CI], balanced accuracy, κ, AUROC,
@@ -116,7 +117,7 @@ def asr_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedOpt 
                                                                   min=1, metavar="N")] = None,
             n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples for the 95% CIs of the "
                                                 "three ASRs (0 = none).", min=0, metavar="N")] = 1000,
-            output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOpt = False,
+            output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
             quiet: QuietOpt = False) -> None:
     """Judge ASR vs human ASR per attack, precision-corrected ASR, inflation, P(≥1 truly harmful | N positives).
 
@@ -160,7 +161,7 @@ def concordance_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simul
                     summary: Annotated[bool, typer.Option("--summary", help="One record per concordance bin (n, "
                                                           "majority and per-judge accuracy) instead of per item.")] = False,
                     bins: Annotated[int, typer.Option("--bins", help="Concordance bins for --summary.", min=1, metavar="N")] = 5,
-                    output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOpt = False,
+                    output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
                     quiet: QuietOpt = False) -> None:
     """Judge Concordance per item, 1 − H₂(fraction of judges voting harmful): a label-free reliability signal.
 
@@ -186,7 +187,7 @@ def reliable_cmd(ctx: typer.Context, input: InputOpt = None, simulated: Simulate
                                                               "'behavior').", metavar="COL")] = None,
                  k: Annotated[int | None, typer.Option("--k", help="Emit the ReliableBench items of the top k "
                                                        "behaviours instead of the k-vs-accuracy curve.", min=1, metavar="N")] = None,
-                 plot: PlotOpt = None, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None,
+                 plot: PlotOpt = None, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
                  force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """ReliableBench: behaviours by mean judge accuracy; the curve as k falls, or the top-k items (--k).
 
@@ -228,7 +229,7 @@ def stress_cmd(ctx: typer.Context, input: InputOpt = None, simulated: SimulatedO
                                                         "get right.", min=0, metavar="N")] = 1,
                loo: Annotated[bool, typer.Option("--loo", help="Emit the leave-one-out Acc@0/Acc@1 table instead.")
                               ] = False,
-               output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOpt = False,
+               output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
                quiet: QuietOpt = False) -> None:
     """JudgeStressTest: the items at most one judge gets right; --loo validates it by leave-one-out.
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 from mlx26.cli._errors import UsageError
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -93,6 +94,7 @@ def chat(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -173,6 +175,7 @@ def serve(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -245,6 +248,7 @@ def ledger_summary(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 from mlx26.cli._errors import UsageError, require, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     ForceOutOpt,
@@ -115,7 +116,7 @@ def run_cmd(
                                           "the budget admits it) and exit; no call is made.")] = False,
     out: Annotated[str | None, typer.Option("--out", metavar="FILE", help="Trace JSONL: one record per round, "
                                             "then the summary (written atomically).")] = None,
-    output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOutOpt = False, quiet: QuietOpt = False,
+    output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOutOpt = False, quiet: QuietOpt = False,
 ) -> None:
     """Optimise a prompt without labels; print the summary (gain, tokens_spent, usd_spent, usd_per_task).
 
@@ -229,7 +230,7 @@ def eval_cmd(
     limit: Annotated[int | None, typer.Option("--limit", help="Evaluate the first N records.", min=1, metavar="N")] = None,
     offset: Annotated[int, typer.Option("--offset", help="Skip this many records first.", min=0, metavar="N")] = 0,
     max_tokens: Annotated[int, typer.Option("--max-tokens", help="Most tokens per answer.", min=1, metavar="N")] = 256,
-    seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOpt = False,
+    seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Accuracy of one prompt on labelled data (the only command that reads labels).
@@ -270,7 +271,7 @@ def eval_cmd(
 @app.command("report")
 def report_cmd(
     trace: Annotated[str, typer.Argument(help="Trace JSONL written by `run --out`, or - for stdin.", metavar="TRACE")],
-    output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False,
+    output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, quiet: QuietOpt = False, force: ForceOpt = False,
 ) -> None:
     """One row per round of a trace (accepted, scores, pairwise tally, tokens, $) and the TOTAL row.
 

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import BackendMissing, RuntimeFailure, require, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     FormatOpt,
     OutputFormat,
@@ -54,6 +55,7 @@ def profile_memory(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForcePlotOpt = False,
     quiet: QuietOpt = False,
 ) -> None:

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import UsageError, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     ConfigOpt,
     FieldOpt,
     FormatOpt,
@@ -95,6 +96,7 @@ def quantize_moe(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOutPlotOpt = False,
     seed: SeedOpt = 0,
     quiet: QuietOpt = False,

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import UsageError, require, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     ConfigOpt,
     FieldOpt,
     ForceOpt,
@@ -130,6 +131,7 @@ def mdp_cmd(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -166,6 +168,7 @@ def risk_cmd(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -227,6 +230,7 @@ def bound_cmd(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -300,6 +304,7 @@ def sweep_cmd(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,

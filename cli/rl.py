@@ -12,6 +12,7 @@ import typer
 from mlx26.cli import _complete as complete
 from mlx26.cli._errors import require
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     ForceOutOpt,
@@ -49,6 +50,7 @@ def data_make(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
 ) -> None:
     """Generate an offline dataset by running a scripted oracle, noisy or random policy.
 
@@ -135,6 +137,7 @@ def data_info(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -170,6 +173,7 @@ def data_convert(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
 ) -> None:
     """Convert a released dataset into mlx26's .npz (the rows training reads from IN, incl. its -val split).
 
@@ -203,6 +207,7 @@ def eval_(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -266,6 +271,7 @@ def ra_certify(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -300,6 +306,7 @@ def ra_optimum(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:
@@ -336,6 +343,7 @@ def plot(
     force: ForceOpt = False,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Learning curves to PNG: one curve per algorithm (or group), mean ± t-confidence band over seeds.
@@ -392,6 +400,7 @@ def sweep_(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Overwrite existing run folders --out ROOT/<algo>-s<seed> "
                                         "(config, metrics, logs, checkpoint) and an existing --output file.")] = False,
     quiet: QuietOpt = False,

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 from mlx26.cli._errors import BackendMissing, RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     ForceOutOpt,
@@ -80,7 +81,7 @@ def _fallback(value: str) -> bool:
 
 
 @app.command("envs")
-def envs(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
+def envs(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
     """List the environments and whether each can run here (MiniWoB++ needs Chromium).
 
     \b
@@ -109,6 +110,7 @@ def record(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -139,7 +141,7 @@ def record(
 
 
 @app.command("translate")
-def translate(input: InputArg, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOpt = False,
+def translate(input: InputArg, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
               quiet: QuietOpt = False) -> None:
     """Replace every action's element ref by a soft-coded selector (unique in its snapshot).
 
@@ -167,6 +169,7 @@ def build(
     force: ForceOutOpt = False,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
     """Build a whitelisted Python RPA function from trajectories of one task; print a summary.
@@ -218,6 +221,7 @@ def verify(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOutOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -279,6 +283,7 @@ def run(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -326,6 +331,7 @@ def compare(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -351,7 +357,7 @@ def compare(
 
 
 @app.command("demo")
-def demo(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, force: ForceOpt = False,
+def demo(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
          quiet: QuietOpt = False) -> None:
     """Every synthetic family: 3 oracle demos → function → 100 held-out instances vs ReAct (seconds).
 

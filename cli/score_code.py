@@ -18,6 +18,7 @@ from mlx26.cli._engine import BatchSizeOpt, EngineOpt, NumCpusOpt, RayAddressOpt
 from mlx26.cli._errors import BackendMissing, RuntimeFailure, UsageError, unknown_name
 from mlx26.cli._io import (
     FORCE_ENV,
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -188,6 +189,7 @@ def score(
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
 ) -> None:
     """Score every step: s = p(safe) − p(vulnerable) in [−1, 1], from the code up to that step.
 
@@ -271,6 +273,7 @@ def detect(
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
 ) -> None:
     """One verdict per file (or function): vulnerable iff the aggregated step score is ≤ the threshold.
 
@@ -359,6 +362,7 @@ def label(
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
 ) -> None:
     """Step labels (1 = vulnerable) from analyzer findings, a fix diff or ruleid comments.
 
@@ -429,6 +433,7 @@ def corpus(
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
 ) -> None:
     """Synthetic Python files with source→sink vulnerabilities (6 CWEs) and safe counterparts.
 
@@ -443,7 +448,7 @@ def corpus(
     from mlx26.core.score_code.corpus import generate
 
     emit((e.to_record() for e in generate(n, seed, vulnerable_fraction)), output, fmt, force=force,
-         title="score-code corpus (synthetic)")
+         title="score-code corpus (synthetic)", columns=("id", "cwe", "pattern", "vulnerable", "hard", "code"))
 
 
 @app.command("train")
@@ -466,6 +471,7 @@ def train(
     fmt: FormatOpt = OutputFormat.auto,
     quiet: QuietOpt = False,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
 ) -> None:
     """Train the step scorers (seeded) into DIR: linear.npz, transformer.npz, manifest.json.
 
@@ -555,6 +561,7 @@ def export(
     fmt: FormatOpt = OutputFormat.auto,
     quiet: QuietOpt = False,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
 ) -> None:
     """Export a PRM to ONNX for onnxruntime; prints the manifest stored in the file.
 
@@ -617,6 +624,7 @@ def rank(
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
 ) -> None:
     """Rank candidate continuations by their aggregated step reward (prefix as causal context).
 

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import InputError, UsageError, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     ConfigOpt,
     FieldOpt,
     ForceOpt,
@@ -163,6 +164,7 @@ def run(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
@@ -252,6 +254,7 @@ def train(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForcePlotOpt = False,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
@@ -339,6 +342,7 @@ def demo_data(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     force: ForceOpt = False,
 ) -> None:

@@ -12,6 +12,7 @@ from mlx26.cli import _spec_bench as B
 from mlx26.cli import _spec_bench_serve
 from mlx26.cli._errors import InputError, require, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -44,7 +45,7 @@ def select_cmd(prompts: B.PoolArg = EMBEDDED,
                embedder: Annotated[str, typer.Option("--embedder", help="auto | minilm | tfidf.", metavar="TEXT")] = "auto",
                random_subsets: Annotated[int, typer.Option("--random-subsets", help="Random subsets to compare "
                                                            "with.", min=1, metavar="N")] = 200,
-               save: SaveOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+               save: SaveOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
                force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Qualitative split: the most diverse N prompts per category, vs random subsets (mean pairwise cosine).
 
@@ -90,7 +91,7 @@ def build_throughput_cmd(prompts: B.PoolArg = EMBEDDED, model: B.TargetOpt = "ti
                                                                min=1, metavar="N")] = 4,
                          tier: Annotated[list[str] | None, typer.Option(
                              "--tier", help="low | mixed | high | random (SYNTHETIC); repeat (default all).", metavar="TEXT")] = None,
-                         save: SaveOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+                         save: SaveOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
                          force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Throughput split: prompts cut/padded to exact token lengths, by entropy tier, plus random tokens.
 
@@ -137,7 +138,7 @@ def run_cmd(prompts: B.PoolArg = EMBEDDED,
             per_category: B.PerCatOpt = None, limit: B.LimitOpt = None, truncate: B.TruncOpt = None,
             per_prompt: Annotated[bool, typer.Option("--per-prompt", help="Emit one record per prompt instead of "
                                                      "the report.")] = False,
-            seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
+            seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
             quiet: QuietOpt = False) -> None:
     """Run an engine and plain decoding on the same prompts: AL, acceptance by position, speedups.
 

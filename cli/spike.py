@@ -11,6 +11,7 @@ import typer
 from mlx26.cli import _spike as S
 from mlx26.cli._errors import InputError, require
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -66,7 +67,7 @@ def train_cmd(out: Annotated[str, typer.Option("--out", help="Model folder to wr
               metrics: Annotated[str | None, typer.Option("--metrics", help="Write training metrics here as JSONL.",
                                                           metavar="PATH")] = None,
               plot: PlotOpt = None,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: S.ForceTrainOpt = False,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: S.ForceTrainOpt = False,
               quiet: QuietOpt = False) -> None:
     """Train a classifier on CPU (ANN, plain SNN or SpikingLM) and evaluate it on held-out data.
 
@@ -148,7 +149,7 @@ def eval_cmd(model: S.ModelOpt, test: S.TestOpt = None, n_test: Annotated[int | 
                                                          "onnx when --onnx is given.", metavar="TEXT")] = None,
              onnx: Annotated[str | None, typer.Option("--onnx", help="ONNX file (default: DIR/model.onnx).",
                                                       metavar="PATH")] = None,
-             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Accuracy of a trained model on its held-out data, with firing statistics (torch) or through onnxruntime.
 
     \b
@@ -196,7 +197,7 @@ def energy_cmd(model: Annotated[str | None, typer.Option("--model", "-m", help="
                                                           "(default: those `eval` uses).", min=1, max=100_000, metavar="N")] = None,
                energy_table: S.EnergyTableOpt = None,
                table: Annotated[bool, typer.Option("--table", help="Print the per-operation cost table and exit.")] = False,
-               output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+               output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """MODELLED energy per sequence (45 nm table): the model from its actual spikes vs its ANN twin, and the
     attention normalisation: softmax vs Spike2Max.
 
@@ -231,7 +232,7 @@ def energy_cmd(model: Annotated[str | None, typer.Option("--model", "-m", help="
 def softmax_cmp_cmd(input: InputArg, input_format: InputFormatOpt = "auto",
                     scale: Annotated[float, typer.Option("--scale", help="Multiply scores by this before Spike2Max "
                                                          "(1.4427 = log2 e makes exact Spike2Max equal softmax).", metavar="NUMBER")] = 1.0,
-                    output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
+                    output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
     """Records with a `scores` list in; softmax, spike2max (exact) and spike2max_pow2 columns out, per row.
 
     \b
@@ -253,7 +254,7 @@ def export_cmd(model: S.ModelOpt, test: S.TestOpt = None,
                                                         metavar="PATH")] = None,
                check: Annotated[int, typer.Option("--check", help="Held-out inputs compared torch vs onnxruntime "
                                                   "and timed.", min=1, metavar="N")] = 100,
-               output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: S.ForceExportOpt = False, quiet: QuietOpt = False) -> None:
+               output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: S.ForceExportOpt = False, quiet: QuietOpt = False) -> None:
     """Fold DAS into its linears, export to ONNX, compare onnxruntime with torch and time both (batch 1, 1 thread).
 
     \b

@@ -11,6 +11,7 @@ import typer
 from mlx26.cli import _sr as S
 from mlx26.cli._errors import UsageError, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -40,7 +41,7 @@ def sample_cmd(n: Annotated[int, typer.Option("--n", help="Skeletons to draw.", 
                                                    min=0, metavar="N")] = 0,
                decontaminate: Annotated[bool, typer.Option("--decontaminate/--no-decontaminate",
                                                            help="Drop skeletons of the test sets.")] = True,
-               operators: S.OpsOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+               operators: S.OpsOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
                force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Draw simplified skeletons from the training prior (SYNTHETIC), decontaminated against the test sets.
 
@@ -90,7 +91,7 @@ def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to 
               pool: Annotated[int, typer.Option("--pool", help="Prior skeletons drawn before decontamination.",
                                                 min=1, metavar="N")] = 8000,
               plot: PlotOpt = None,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
               force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing --save "
                                                   "folder, --output or --plot file.")] = False,
               quiet: QuietOpt = False) -> None:
@@ -141,7 +142,7 @@ def fit_cmd(input: Annotated[str | None, typer.Argument(help="CSV/TSV/JSON(L) ta
             operators: S.OpsOpt = None, max_constants: S.MaxConstOpt = 4,
             parsimony: S.ParsOpt = S.DEFAULTS["parsimony"], restarts: S.RestartsOpt = 2,
             input_format: InputFormatOpt = InputFormat.auto, seed: SeedOpt = 0, output: OutputOpt = None,
-            fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+            fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Fit an expression to a table: best (score log10 FVU + λ·length) and the Pareto front.
 
     JSON output: {"best": {"expression", "fvu", "length"}, "pareto": [...]}; a table shows the front.
@@ -209,7 +210,7 @@ def eval_cmd(suite: Annotated[str, typer.Option("--suite", help="nguyen | nguyen
                                     ] = False,
              model: S.ModelOpt = S.DEFAULTS["model"], candidates: S.CandOpt = 256, max_constants: S.MaxConstOpt = 4,
              parsimony: S.ParsOpt = S.DEFAULTS["parsimony"], restarts: S.RestartsOpt = 2, seed: SeedOpt = 0,
-             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Recovery (numeric: FVU <= float32 eps on held-out points; symbolic: equivalence checker), length, time.
 
     \b

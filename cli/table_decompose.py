@@ -15,6 +15,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import BackendMissing, UsageError, require, unknown_name
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -141,6 +142,7 @@ def run(
     output: TextOutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -232,6 +234,7 @@ def evaluate(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 from mlx26.cli._errors import require
 from mlx26.cli._io import (
+    ColumnsOpt,
     ConfigOpt,
     FieldOpt,
     FormatOpt,
@@ -66,6 +67,7 @@ def train_grpo(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
     print_config: PrintConfigOpt = False,

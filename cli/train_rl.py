@@ -14,6 +14,7 @@ import typer
 from mlx26.cli import _complete as complete
 from mlx26.cli._errors import BackendMissing, InputError, ensure_installed, require
 from mlx26.cli._io import (
+    ColumnsOpt,
     ConfigOpt,
     FieldOpt,
     FormatOpt,
@@ -70,6 +71,7 @@ def train_rl(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     quiet: QuietOpt = False,
     config: ConfigOpt = None,
     print_config: PrintConfigOpt = False,

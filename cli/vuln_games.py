@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 from mlx26.cli import _vuln_games as V
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -41,7 +42,7 @@ A = OutputFormat.auto
 
 
 @app.command("list")
-def list_cmd(output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
+def list_cmd(output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
     """The four games: contexts, action vocabulary, what ER and ITP measure.
 
     \b
@@ -70,7 +71,7 @@ def play_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable"
              action: Annotated[str | None, typer.Option("--action", help="One action (default: every action).", metavar="TEXT")
                                ] = None,
              audit_p: V.AuditPOpt = None, metric: V.MetricOpt = "rouge-l", seed: SeedOpt = 0,
-             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
+             output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
     """Render one context's transcript (--context, default 0) for each action and score it with the game's rule.
 
     One record per action (or only --action). Contexts and actions are listed by `vuln-games list`.
@@ -118,7 +119,7 @@ def train_cmd(game: V.GameOpt = "tampering", variant: V.VariantOpt = "vulnerable
                                                         "game transcripts.", min=0, metavar="N")] = 150,
               out: Annotated[str | None, typer.Option("--out", help="lm-grpo: run folder.", metavar="DIR")] = None,
               plot: V.PlotOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A,
-              only_field: FieldOpt = None, force: V.ForceRunOpt = False, quiet: QuietOpt = False) -> None:
+              only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: V.ForceRunOpt = False, quiet: QuietOpt = False) -> None:
     """Train a policy in one game; stream JSONL records with step, er (exploit rate), itp and reward.
 
     --format auto streams JSONL to stdout; -o FILE or another --format writes the records at the end.
@@ -186,7 +187,7 @@ def persist_cmd(game: V.GameOpt = "tampering", algo: V.TokenAlgoOpt = "grpo",
                                                               "both start the continuation at the same ER].",
                                                               min=1, metavar="N")] = None,
                 audit_p: V.AuditPOpt = None, plot: V.PlotOpt = None, seed: SeedOpt = 0, output: OutputOpt = None,
-                fmt: FormatOpt = A, only_field: FieldOpt = None, force: V.ForcePlotOpt = False,
+                fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: V.ForcePlotOpt = False,
                 quiet: QuietOpt = False) -> None:
     """RL-native exploit policy vs its SFT-distilled student, both continued under the secure reward.
 
@@ -227,7 +228,7 @@ def threshold_cmd(algo: V.TokenAlgoOpt = "reinforce",
                   grid: Annotated[str, typer.Option("--grid", help="Comma-separated audit probabilities.", metavar="TEXT")
                                   ] = ",".join(str(p) for p in THRESHOLD_GRID),
                   seeds: Annotated[int, typer.Option("--seeds", help="Seeds 0..N-1.", min=1, metavar="N")] = 5,
-                  steps: V.StepsOpt = 300, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, quiet: QuietOpt = False,
+                  steps: V.StepsOpt = 300, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, quiet: QuietOpt = False,
                   force: ForceOpt = False) -> None:
     """Self-grading: the audit probability below which training learns to over-claim (theory 2/15; 1/7).
 
@@ -264,7 +265,7 @@ def audit_cmd(input: InputArg, game: V.GameOpt = "tampering", variant: V.Variant
               skip_bad: Annotated[bool, typer.Option("--skip-bad", help="Skip and count malformed lines.")] = False,
               records: Annotated[bool, typer.Option("--records", help="One record per transcript, not a summary.")
                                  ] = False,
-              output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
+              output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, quiet: QuietOpt = False, force: ForceOpt = False) -> None:
     """Apply a game's reference reward rule to real transcripts (JSONL): reward, exploit flag, ER, ITP.
 
     Fields per game are in docs/vuln-games.md (e.g. tampering: response + answer, or code + tests).

@@ -14,6 +14,7 @@ from mlx26.cli import _wifi_pose as W
 from mlx26.cli import _wifi_pose_model
 from mlx26.cli._errors import InputError
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -50,7 +51,7 @@ def read_cmd(capture: W.CaptureArg, chip: W.ChipOpt = "intel5300",
              output: Annotated[str | None, typer.Option("--output", "-o", help="PATH.npz: write the parsed CSI "
                                                         "(csi, time_s, subcarriers); other paths get the summary.",
                                                         metavar="PATH")] = None,
-             fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+             fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Parse a capture with csiread: packets (checked against a walk of its records), antennas, subcarriers, timing.
 
     \b
@@ -80,7 +81,7 @@ def sanitize_cmd(capture: W.CaptureArg, chip: W.ChipOpt = "intel5300",
                                                       "per-antenna residual variances.")] = True,
                  npz: Annotated[str | None, typer.Option("--npz", help="Write sanitised phase and denoised "
                                                          "amplitude here.", metavar="PATH")] = None,
-                 output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
+                 output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Phase std across packets (per subcarrier, median) before and after sanitisation; NaN/zero packets dropped.
 
     \b
@@ -120,7 +121,7 @@ def synth_cmd(dest: Annotated[str, typer.Argument(help="PATH.npz (our clips layo
                                                    max=3, metavar="N")] = 3,
               snr: Annotated[float, typer.Option("--snr", help="SNR in dB.", metavar="NUMBER")] = 25.0,
               sto: Annotated[float, typer.Option("--sto-ns", help="Timing offset range ± ns.", min=0, metavar="NUMBER")] = 40.0,
-              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, force: ForceOpt = False,
+              seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
               quiet: QuietOpt = False) -> None:
     """Write SYNTHETIC CSI from 3D poses (room, Tx/Rx arrays, body scatterers, impairments, smooth motion).
 

@@ -13,6 +13,7 @@ import typer
 from mlx26.cli import _complete as complete
 from mlx26.cli._errors import BackendMissing, InputError, require
 from mlx26.cli._io import (
+    ColumnsOpt,
     FieldOpt,
     ForceOpt,
     FormatOpt,
@@ -103,6 +104,7 @@ def train(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceTrainOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -200,6 +202,7 @@ def evaluate(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -236,7 +239,7 @@ def evaluate(
 
 
 @app.command("list")
-def list_(fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, quiet: QuietOpt = False, output: OutputOpt = None, force: ForceOpt = False) -> None:
+def list_(fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, quiet: QuietOpt = False, output: OutputOpt = None, force: ForceOpt = False) -> None:
     """The zoo: shipped trained models with their held-out bits/byte, then random-init presets.
 
     \b
@@ -251,7 +254,7 @@ def list_(fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, quiet
 
 
 @app.command("info")
-def info(name: ModelArg, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, quiet: QuietOpt = False, output: OutputOpt = None,
+def info(name: ModelArg, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, quiet: QuietOpt = False, output: OutputOpt = None,
          force: ForceOpt = False) -> None:
     """A model's manifest: corpora and hashes, command, seed, steps, wall time, held-out bits/byte.
 
@@ -267,7 +270,7 @@ def info(name: ModelArg, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOp
 
 
 @app.command("path")
-def path(name: ModelArg, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None,
+def path(name: ModelArg, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
          force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Print the model's folder (random-init presets are saved under $MLX26_HOME/zoo first).
 
@@ -302,6 +305,7 @@ def tokenizer(
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
+    table_columns: ColumnsOpt = None,
     force: ForceDirOpt = False,
     quiet: QuietOpt = False,
 ) -> None:

@@ -285,7 +285,21 @@ def test_terminal_tables_fit_or_fall_back_to_vertical_records(monkeypatch, width
     assert "…" in out.getvalue() and len(lines) == 6  # one line per row: long text is cut, not wrapped
     wide = [{f"column_{i}": 0.123456789 * i for i in range(20)} for _ in range(2)]
     out = _Tty()
-    _write(out, wide, "table", False, "t")
+    _write(out, wide, "table", False, "t", ("column_19",))  # the command's order comes first
+    text = out.getvalue()
+    assert all(len(line) <= width for line in text.splitlines())
+    header = next(line for line in text.splitlines() if "column_" in line)
+    shown = header.count("column_")
+    assert header.split()[1] == "column_19" and 2 <= shown < 20
+    assert f"{20 - shown} more column(s): --columns all" in text
+    from mlx26.cli import _io
+
+    token = _io._COLUMNS.set(["*"])  # --columns all: too wide for the terminal → one block per record
+    try:
+        out = _Tty()
+        _write(out, wide, "table", False, "t")
+    finally:
+        _io._COLUMNS.reset(token)
     text = out.getvalue()
     assert all(len(line) <= width for line in text.splitlines())
     assert "column_19 │ 2.346" in text and text.count("─[ ") == 2
