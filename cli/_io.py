@@ -267,7 +267,7 @@ def open_input(path: str) -> IO[str]:
         if stdin is None or stdin.isatty():
             raise UsageError("nothing piped to stdin.", hint="pipe data in (… | mlx26 …) or give a file path")
         try:  # under a C/POSIX locale Python decodes stdin with surrogateescape: bad bytes would pass silently
-            stdin.reconfigure(encoding="utf-8-sig", errors="strict")  # type: ignore[attr-defined]
+            stdin.reconfigure(encoding="utf-8-sig", errors="strict")  # type: ignore[union-attr]
         except (AttributeError, ValueError, OSError):  # a replaced stream, or reading already began
             pass
         return stdin

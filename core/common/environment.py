@@ -62,10 +62,15 @@ def torch_build() -> dict[str, str | None] | None:
     except (OSError, SyntaxError, ValueError):
         return fields
     for node in tree.body:
-        target = node.target if isinstance(node, ast.AnnAssign) else (
-            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
-        if isinstance(target, ast.Name) and isinstance(node.value, ast.Constant):
-            value = node.value.value
+        target: ast.expr
+        if isinstance(node, ast.AnnAssign):
+            target, constant = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, constant = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and isinstance(constant, ast.Constant):
+            value = constant.value
             fields[target.id] = value if isinstance(value, str) or value is None else str(value)
     return fields
 

@@ -103,3 +103,26 @@ def test_group_help_names_the_default_subcommand_and_has_examples():
     for group, default in cli_main.DEFAULT_SUBCOMMANDS.items():
         text = dict((" ".join(p), t) for p, t in groups)[group]
         assert f"`mlx26 {group} ARGS` runs `mlx26 {group} {default} ARGS`" in " ".join(text.split())
+
+
+def test_torch_device_is_read_from_the_build_file_without_importing_torch(tmp_path, monkeypatch):
+    import importlib.machinery
+    import importlib.metadata
+    import importlib.util
+
+    from mlx26.core.common import environment
+
+    if importlib.util.find_spec("torch") is not None:
+        build = environment.torch_build()
+        assert build is not None and build["__version__"] == importlib.metadata.version("torch")
+    fake = tmp_path / "torch"
+    fake.mkdir()
+    (fake / "version.py").write_text("from typing import Optional\n__version__ = '9.9.9+cu124'\n"
+                                     "cuda: Optional[str] = '12.4'\nhip: Optional[str] = None\n")
+    spec = importlib.machinery.ModuleSpec("torch", None, is_package=True)
+    spec.submodule_search_locations = [str(fake)]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: spec if name == "torch" else None)
+    monkeypatch.setattr(environment, "nvidia_driver", lambda: None)
+    assert environment.torch_device() == "cpu (CUDA 12.4 build, no NVIDIA driver found)"
+    monkeypatch.setattr(environment, "nvidia_driver", lambda: "560.35.03")
+    assert environment.torch_device().startswith("cuda (CUDA 12.4 build, NVIDIA driver 560.35.03")
