@@ -16,8 +16,10 @@ record's index), never from a stream shared across records.
   floats, nested values), which an Arrow schema of the records themselves would not.
 
 A batch that raises is retried record by record (on whichever engine ran it) to name the
-failing record(s); the run then stops with ``RunFailure`` (exit 1), or the record's own
-``InputError``/``RunFailure`` class, naming record numbers (1-based, input order). ray is
+failing record(s); the run then stops naming record numbers (1-based, input order): with the
+record's own ``InputError``/``RunFailure`` class, or, for any other exception (a bug), a
+``RunFailure`` worded ``internal error: …`` (exit 1) whose ``__cause__`` carries the worker's
+traceback for ``MLX26_DEBUG=1``. ray is
 imported only when ``engine="ray"`` is used; its start-up (seconds) and log lines stay off
 stdout (``log_to_driver=False``, no dashboard, Ray Data progress bars off).
 """
@@ -47,10 +49,18 @@ def record_rng(seed: int, index: int):
 
 # --------------------------------------------------------------------------- the batch wrapper (runs in workers)
 
-def _describe(exc: BaseException) -> tuple[str, str, str | None]:
+class WorkerTraceback(Exception):
+    """The traceback of a batch function's exception, as text (it may come from another process):
+    the ``__cause__`` of the error :func:`map_batches` raises, so ``MLX26_DEBUG=1`` shows it."""
+
+
+def _describe(exc: BaseException) -> tuple[str, str, str | None, str]:
+    import traceback
+
+    text = "".join(traceback.format_exception(exc)).rstrip()
     if isinstance(exc, Mlx26Error):
-        return type(exc).__name__, exc.message, exc.hint
-    return "", f"{type(exc).__name__}: {exc}", None
+        return type(exc).__name__, exc.message, exc.hint, text
+    return "", f"{type(exc).__name__}: {exc}", None, text
 
 
 def run_batch(fn: Callable[[list[Any]], list[Any]], records: list[Any], first: int) -> list[Any]:
@@ -62,7 +72,7 @@ def run_batch(fn: Callable[[list[Any]], list[Any]], records: list[Any], first: i
     try:
         out = list(fn(records))
     except Exception:  # noqa: BLE001  (reported with the record numbers below)
-        failed: list[tuple[int, tuple[str, str, str | None]]] = []
+        failed: list[tuple[int, tuple[str, str, str | None, str]]] = []
         for k, record in enumerate(records):
             try:
                 fn([record])
@@ -77,7 +87,7 @@ def run_batch(fn: Callable[[list[Any]], list[Any]], records: list[Any], first: i
     if len(out) != len(records):
         return [{_ERR: True, "first": first + 1, "last": first + len(records),
                  "failed": [(0, ("", f"the batch function returned {len(out)} results for {len(records)} records",
-                                 None))]}]
+                                 None, ""))]}]
     return out
 
 
@@ -92,13 +102,17 @@ def _raise_marker(marker: dict[str, Any]) -> None:
         raise RunFailure(f"the batch of {span} failed (and did not fail again when retried).",
                          hint="rerun; MLX26_DEBUG=1 shows the traceback")
     numbers = [n for n, _ in failed if n]
-    kind, message, hint = failed[0][1]
+    kind, message, hint, trace = failed[0][1]
     where = (f"record {numbers[0]}" if len(numbers) == 1 else
              f"records {', '.join(map(str, numbers[:10]))}{' …' if len(numbers) > 10 else ''}") if numbers else span
-    text = f"{where} (in the batch of {span}) failed: {message}"
+    cause = WorkerTraceback(trace)
     if kind == "InputError":
-        raise InputError(text, hint)
-    raise RunFailure(text, hint)
+        raise InputError(f"{where} (in the batch of {span}) failed: {message}", hint) from cause
+    if kind:
+        raise RunFailure(f"{where} (in the batch of {span}) failed: {message}", hint) from cause
+    # any other exception is a bug (CONTRIBUTING.md, Errors): reported as one, with the records it met
+    raise RunFailure(f"internal error: {message} ({where}, in the batch of {span})",
+                     hint="please report it; MLX26_DEBUG=1 shows the traceback") from cause
 
 
 # --------------------------------------------------------------------------- local
@@ -165,7 +179,8 @@ def _ray_init(address: str | None, num_cpus: int | None) -> tuple[Any, bool]:
     check_address(address)
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR,
                               "configure_logging": True}
-    if address is None:
+    if address is None:  # "local": always a new instance here, never a cluster `ray start` left on this machine
+        kwargs["address"] = "local"
         kwargs["num_cpus"] = num_cpus
     else:
         kwargs["address"] = address

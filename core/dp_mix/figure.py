@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from mlx26.core.common.errors import RunFailure
 
 from .calibration import calibrate
 from .comparison import compare
@@ -50,7 +51,7 @@ def density(row: dict[str, Any], eps: float, delta: float, sensitivity: float, x
         u = ax / D
         n = np.floor(u)
         return a * b**n * np.where(u - n < g, 1.0, b) / D
-    raise ValueError(f"no density for mechanism {name!r}")
+    raise RunFailure(f"no density for mechanism {name!r}")  # only compare's own names reach here
 
 
 def cost_rows(points: Sequence[tuple[float, float]], rows: Sequence[dict[str, Any]],

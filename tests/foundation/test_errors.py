@@ -83,12 +83,12 @@ def test_core_input_error_reaches_the_user_as_exit_2(run_cli):
 
 
 def test_a_bug_in_a_core_is_reported_as_internal(run_cli, monkeypatch):
-    import mlx26.core.simplify as simplify_core
+    import mlx26.core.simplify.engine as simplify_core  # what `simplify run` calls per record
 
     def broken(*args, **kwargs):
         raise ValueError("operands could not be broadcast together with shapes (3,) (4,)")
 
-    monkeypatch.setattr(simplify_core, "simplify_many", broken)
+    monkeypatch.setattr(simplify_core, "simplify", broken)
     result = run_cli("simplify", "-", stdin="x1 + x1\n")
     assert result.code == 1 and result.error_lines[0].startswith("Error: internal error: ValueError: operands")
     assert "MLX26_DEBUG=1" in result.stderr and "Traceback" not in result.stderr

@@ -30,7 +30,7 @@ def test_local_engine_keeps_order_and_names_the_failing_record():
     batch = [(i + 1, {"value": "x1 + x1"}) for i in range(9)]
     batch[6] = (7, {"prefix": 5})  # " ".join(map(str, 5)): a TypeError inside the batch function
     fn = partial(simplify_records, mode="sound")
-    with pytest.raises(RunFailure, match=r"record 7 \(in the batch of records 5-8\) failed: TypeError"):
+    with pytest.raises(RunFailure, match=r"internal error: TypeError: .* \(record 7, in the batch of records 5-8\)"):
         list(map_batches(fn, batch, batch_size=4))
     good = [r for r in batch if r[0] != 7]
     out = list(map_batches(fn, good, batch_size=3))
@@ -95,7 +95,7 @@ def test_unreachable_address_through_the_entry_point(mlx26_exe, subprocess_env):
 def ray_session():
     ray = pytest.importorskip("ray")
     if not ray.is_initialized():
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
     yield ray
     ray.shutdown()
 
@@ -140,7 +140,8 @@ def test_simplify_run_failing_record_is_named_on_both_engines(run_cli, ray_sessi
     for engine in ("local", "ray"):
         r = run_cli("simplify", "run", "-", "--engine", engine, "--batch-size", "4", "-o", out, stdin=text)
         assert r.code == 1, (engine, r.stderr)
-        assert "record 7 (in the batch of records 5-8) failed: TypeError" in r.error_lines[0]
+        assert r.error_lines[0].startswith("Error: internal error: TypeError: ")
+        assert r.error_lines[0].endswith("(record 7, in the batch of records 5-8)")
         assert not out.exists() and list(tmp_path.iterdir()) == []  # atomic: no partial file, no temp file
 
 
