@@ -310,21 +310,31 @@ def train(
                           budget_mode=parse_budget_mode(budget_mode), randomized=randomized, weighted=weighted,
                           eval_every=eval_every, seed=seed, features=features, refresh=refresh)
     batch, buffer, seed = cfg.batch, cfg.buffer, cfg.seed
+    from mlx26.core.common.distributed import check_divisible, env, session
+
+    check_divisible(batch, "--batch")  # under torchrun, before any model loads
     pool_items = _items(data, "pool") if data else parse_rows(enumerate(demo_rows("train", max(1200, batch * buffer),
                                                                                   seed), 1), "demo pool")
     val_items = _items(val, "validation") if val else parse_rows(enumerate(demo_rows("val", 24, seed), 1), "demo val")
     from mlx26.cli._progress import spinner, track
 
-    with spinner(f"select-batch train: loading {cfg.model}…", quiet=quiet):
-        trainer = SelectTrainer(pool_items, val_items, cfg, _items(test, "test") if test else ())
+    main_rank = env().main  # under torchrun only rank 0 prints and writes (docs/scale-out.md)
+    quiet = quiet or not main_rank
     again = " ".join(["mlx26 select-batch train", *(f"--{k} {v}" for k, v in (("data", data), ("val", val),
                       ("test", test)) if v), f"--checkpoint {checkpoint} --resume"])
-    with stop_requested() as stop:
-        records = track(trainer.run(stop.is_set, checkpoint, state, again), total=cfg.steps, unit="steps",
-                        description=f"select-batch {cfg.method}", quiet=quiet, at=lambda record: record["step"],
-                        status=lambda record: f"train loss {record['train_loss']:.4f}" if "train_loss" in record
-                        else None, start="initial losses…")
-        emit(tee(records, kept), output, "jsonl" if OutputFormat(fmt) == OutputFormat.auto else fmt, force=force)
+    with session(device="cpu"):
+        with spinner(f"select-batch train: loading {cfg.model}…", quiet=quiet):
+            trainer = SelectTrainer(pool_items, val_items, cfg, _items(test, "test") if test else ())
+        with stop_requested() as stop:
+            records = track(trainer.run(stop.is_set, checkpoint, state, again), total=cfg.steps, unit="steps",
+                            description=f"select-batch {cfg.method}", quiet=quiet, at=lambda record: record["step"],
+                            status=lambda record: f"train loss {record['train_loss']:.4f}" if "train_loss" in record
+                            else None, start="initial losses…")
+            if not main_rank:
+                for _ in records:  # the other ranks train in step with rank 0, which logs
+                    pass
+                return
+            emit(tee(records, kept), output, "jsonl" if OutputFormat(fmt) == OutputFormat.auto else fmt, force=force)
     info = {**trainer.summary(), "note": "tiny zoo model on local corpora" if not data else None}
     if summary:
         write_text(to_json(info, indent=2) + "\n", summary, force=force)

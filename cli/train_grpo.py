@@ -87,7 +87,7 @@ def train_grpo(
       mlx26 train grpo --preset micro --out g1 --force --quiet
       mlx26 train grpo --preset micro --length-reward kimi --num-generations 4 --max-steps 1 --out g2 --force --quiet
     """
-    from mlx26.core.smartthinker.grpo import load_trl, settings, train
+    from mlx26.core.smartthinker.grpo import check_single_process, load_trl, settings, train
 
     s = settings(preset, model=model, data=data, length_reward=length_reward, num_generations=num_generations,
                  prompts_per_step=prompts_per_step, max_steps=max_steps, max_completion_length=max_completion_length,
@@ -104,6 +104,7 @@ def train_grpo(
                     for k, v in dataclasses.asdict(s).items()}
         sys.stdout.write(yaml.safe_dump(resolved, sort_keys=False, allow_unicode=True))
         return
+    check_single_process()  # under torchrun/accelerate: one exit-2 line up front, before TRL and the model load
     sink = RecordSink(output, fmt, force=force, title="train grpo (tiny synthetic task)")
     check_plot(plot, force)
     require("torch", "torch")

@@ -99,6 +99,10 @@ def train_rl(
     """
     if print_config_requested(ctx, print_config):
         return
+    from mlx26.core.common.distributed import refuse
+
+    refuse("mlx26 train rl", "its replay buffers, environments and checkpoints are per process; "
+           "data-parallel training is not implemented")
     sink = RecordSink(output, fmt, force=force, title=f"train rl {algo}")
     check_plot(plot, force)
     from mlx26.core.common.interrupts import stop_requested

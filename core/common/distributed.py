@@ -58,7 +58,7 @@ class World:
 
 def env() -> World:
     """The world torchrun (or accelerate, or a hand-set environment) describes; 1 process when unset."""
-    values = {}
+    values: dict[str, int | None] = {}
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
         raw = os.environ.get(name, "").strip()
         if not raw:

@@ -28,6 +28,19 @@ of the pool/validation/test rows there, then raises ``Interrupted`` (exit 130). 
 checkpoint (:func:`load_checkpoint`) re-yields the stored records and continues from the next step
 of the same seeded candidate stream, so the log's losses and selections equal an uninterrupted
 run's (the timing fields are measured again).
+
+Data-parallel (``torchrun``, :mod:`mlx26.core.common.distributed`), PartitionSel *gathered on rank 0 and
+broadcast*: every rank draws the same candidate window, computes the gradient features of its block
+of the rows that need them (and of its block of the validation anchors), and all-gathers them, so every
+rank holds the same feature cache; rank 0 alone runs budgets + greedy on all ``batch × buffer``
+candidates and broadcasts the selection (indices, weights, its timings); each rank then takes its block
+of the ``batch`` selected examples and DDP averages the gradients (each rank's weighted loss is scaled
+by the world size, so the average is the single-process weighted sum). The selection is therefore the
+one a single process makes on the same window, the features cost 1/N per rank, and only the greedy
+(a few % of a step) is serial. The alternative, selection per rank on its own shard of the window
+with per-rank budgets, needs no gather but solves N smaller problems that ignore the conflicts
+between shards and change the result with N; docs/scale-out.md compares the two. Validation losses,
+records, checkpoints and the summary are rank 0's; ``batch`` must divide by the world size.
 """
 
 from __future__ import annotations
@@ -40,6 +53,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from mlx26.core.common import distributed
 from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.common.interrupts import Interrupted, interrupted
 from mlx26.core.select_batch.budgets import allocate_budgets, domain_counts
@@ -84,6 +98,7 @@ class TrainConfig:
             raise InputError(f"--eta must be a positive number ≤ 1e6, got {self.eta}.")
         if self.proj_dim == 1 or self.proj_dim < 0:
             raise InputError(f"--proj-dim must be 0 (no projection) or ≥ 2, got {self.proj_dim}.")
+        distributed.check_divisible(self.batch, "--batch")  # under torchrun: each rank trains on a block
         if self.batch * self.buffer > pool_size:
             raise InputError(f"batch × buffer = {self.batch * self.buffer} candidates a step, but the pool has only "
                              f"{pool_size} rows.", "lower --batch/--buffer or give a larger pool")
@@ -124,6 +139,8 @@ class SelectTrainer:
         self.feat = Featurizer(load_model(config.model), load_tokenizer(config.model), config.grad_params,
                                config.proj_dim, config.seed, config.seq_len, path=config.features)
         self.model = self.feat.model
+        self.world = distributed.env()
+        self.net = distributed.wrap_ddp(self.model)  # the model itself in one process
         params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(params, lr=config.lr)
         self.records: list[dict[str, Any]] = []
@@ -171,6 +188,14 @@ class SelectTrainer:
         self.model.eval()
         G, V, fresh = self._features(cand, step)
         t1 = time.perf_counter()
+        if self.world.active:  # rank 0 selects on the gathered features, every rank gets its choice
+            return distributed.broadcast(self._greedy(cand, step, G, V, fresh, t0, t1) if self.world.main else None)
+        return self._greedy(cand, step, G, V, fresh, t0, t1)
+
+    def _greedy(self, cand: list[int], step: int, G: np.ndarray, V: np.ndarray, fresh: int, t0: float,
+                t1: float) -> tuple[list[int], list[float], dict[str, Any], float, float]:
+        cfg = self.config
+        seed = cfg.seed * 1_000_003 + step
         Gc, keep, dropped = clean_rows(G, "candidate")
         Vc, _, _ = clean_rows(V, "validation")
         kept = [c for c, k in zip(cand, keep, strict=True) if k]
@@ -195,21 +220,31 @@ class SelectTrainer:
         R = self.config.refresh
         stale = [i for i in cand if i not in self._cache or step - self._cache[i][0] >= R]
         if stale:
-            rows = self.feat.features([self.items[i].text for i in stale])
+            rows = self._sharded_features([self.items[i].text for i in stale])
             self._cache.update({i: (step, row) for i, row in zip(stale, rows, strict=True)})
         fresh = len(stale)
         if self._anchors is None or step - self._anchors[0] >= R:
-            self._anchors = (step, self.feat.features([it.text for it in self.val_items]))
+            self._anchors = (step, self._sharded_features([it.text for it in self.val_items]))
             fresh += len(self.val_items)
         G = np.stack([self._cache[i][1] for i in cand])
         if R == 1:
             self._cache.clear()  # nothing is ever reused: do not hold the whole pool's features
         return G, self._anchors[1], fresh
 
+    def _sharded_features(self, texts: list[str]) -> np.ndarray:
+        """``feat.features(texts)``; under torchrun each rank computes its block and all ranks get every row."""
+        if not self.world.active:
+            return self.feat.features(texts)
+        block = texts[distributed.shard(len(texts), self.world)]
+        mine = list(self.feat.features(block)) if block else []
+        return np.stack([row for part in distributed.all_gather(mine) for row in part])
+
     def _update(self, chosen: list[int], weights: list[float]) -> float:
         from mlx26.core.select_batch.features import per_example_loss
 
         torch = self.torch
+        if self.world.active:
+            return self._update_ddp(chosen, weights)
         self.model.train()
         ids, mask = self.feat.encode([self.items[i].text for i in chosen])
         losses = per_example_loss(self.model, ids, mask)
@@ -221,6 +256,24 @@ class SelectTrainer:
         torch.nn.utils.clip_grad_norm_([p for p in self.model.parameters() if p.requires_grad], 1.0)
         self.optimizer.step()
         return float(loss.detach())
+
+    def _update_ddp(self, chosen: list[int], weights: list[float]) -> float:
+        """This rank's block of the minibatch; DDP's gradient mean × world size = the single-process weighted sum."""
+        from mlx26.core.select_batch.features import per_example_loss
+
+        torch = self.torch
+        self.model.train()
+        rows = distributed.shard(len(chosen), self.world)
+        w = torch.tensor(weights, dtype=torch.float32) if self.config.weighted else torch.ones(len(chosen))
+        w = w / w.sum() if float(w.sum()) > 0 else torch.full((len(chosen),), 1.0 / len(chosen))
+        ids, mask = self.feat.encode([self.items[i].text for i in chosen[rows]])
+        losses = per_example_loss(self.net, ids, mask)
+        local = (losses * w[rows].to(losses.dtype)).sum()
+        self.optimizer.zero_grad(set_to_none=True)
+        (local * self.world.size).backward()
+        torch.nn.utils.clip_grad_norm_([p for p in self.model.parameters() if p.requires_grad], 1.0)
+        self.optimizer.step()
+        return distributed.all_reduce_sum([float(local.detach())])[0]
 
     def inputs_hash(self) -> str:
         h = hashlib.sha256()
@@ -265,7 +318,7 @@ class SelectTrainer:
         stream = candidate_stream(len(self.items), cfg.batch * cfg.buffer, cfg.seed)
         start = 0
         if resume is None:
-            first = {"step": 0, "method": cfg.method, "seed": cfg.seed, **self._losses()}
+            first = {"step": 0, "method": cfg.method, "seed": cfg.seed, **(self._losses() if self.world.main else {})}
             self.records.append(first)
             yield first
         else:
@@ -282,7 +335,7 @@ class SelectTrainer:
             self._trained.update(chosen)
             select_s = feature_s + greedy_s
             evaluate = step % cfg.eval_every == 0 or step == cfg.steps
-            losses = self._losses() if evaluate else {}
+            losses = self._losses() if evaluate and self.world.main else {}  # rank 0 evaluates
             record = {"step": step, "method": cfg.method, "seed": cfg.seed, "val_loss": None,
                       **({"test_loss": None} if self.test_items else {}), **losses, "train_loss": train_loss,
                       "counts": dict(sorted(Counter(self.items[i].domain for i in chosen).items())),
@@ -290,9 +343,14 @@ class SelectTrainer:
                       "update_s": update_s, "select_fraction": select_s / (select_s + update_s)}
             self.records.append(record)
             yield record
-            if stop is not None and step < cfg.steps and stop():  # SIGINT/SIGTERM after a finished step
+            if self.world.active:  # one decision for every rank (a signal may reach them at different steps)
+                stopping = distributed.any_rank(step < cfg.steps and stop is not None and stop())
+            else:
+                stopping = stop is not None and step < cfg.steps and stop()
+            if stopping:  # SIGINT/SIGTERM after a finished step
                 if checkpoint:
-                    self._save(checkpoint, step, resume_command)
+                    if self.world.main:
+                        self._save(checkpoint, step, resume_command)
                     raise interrupted(step, cfg.steps, step, checkpoint, resume_command)
                 raise Interrupted(f"interrupted at step {step} of {cfg.steps}; no checkpoint was written "
                                   "(no --checkpoint FILE)", "give --checkpoint FILE to keep the work on Ctrl-C "
