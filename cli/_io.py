@@ -214,7 +214,7 @@ TextOutputOpt = Annotated[
 ]
 FormatOpt = Annotated[
     OutputFormat,
-    typer.Option("--format", help="auto = table on a terminal, JSON/JSONL when piped or by -o extension "
+    typer.Option("--format", "-f", help="auto = table on a terminal, JSON/JSONL when piped or by -o extension "
                  "(.json .jsonl .csv .tsv .txt).", callback=_remember_format),
 ]
 # Every --force reads MLX26_FORCE too (typer's envvar=): a Makefile rule re-runs with MLX26_FORCE=1.
@@ -493,7 +493,7 @@ def check_output(output: str | None, force: bool) -> None:
     if is_special(p):  # /dev/null, a FIFO, a terminal: written through, nothing is overwritten
         return
     if os.path.lexists(p) and not force:  # lexists: a dangling link counts too
-        raise UsageError(f"refusing to overwrite existing file {output}.", hint="add --force to replace it")
+        raise UsageError(f"refusing to overwrite existing file {output}.", hint="add --force (or set MLX26_FORCE=1, e.g. in a Makefile) to replace it")
     parent = Path(os.path.realpath(p)).parent
     if not parent.exists():
         raise UsageError(f"output directory does not exist: {p.parent}")
@@ -691,28 +691,60 @@ def _write_table(stream: IO[str], records: list[Mapping[str, Any]], single: bool
     else:
         columns = [c for c in preferred if c in present] + [c for c in present if c not in preferred]
         choose = tty and wanted is None
-    cells = {c: [_display(record.get(c)) for record in records] for c in columns}
-    natural = {c: max([len(c)] + [len(v) for v in cells[c]]) for c in columns}
+    # a cell's whole display text (floats rounded, whitespace folded); cut to `limit[c]` when shown
+    full = {c: [_display(record.get(c), 10**9) for record in records] for c in columns}
+    longest = {c: max([len(c)] + [len(v) for v in full[c]]) for c in columns}
+    limit = {c: min(longest[c], max(len(c), CELL_CHARS)) for c in columns}
     if choose:  # keep, in order, every column that still fits at its full header width
         shown, used = [], 1
         for column in columns:
-            if used + natural[column] + 3 <= width:
+            if used + limit[column] + 3 <= width:
                 shown.append(column)
-                used += natural[column] + 3
+                used += limit[column] + 3
+            elif longest[column] > len(column) and width - used - 3 >= max(len(column), 16):
+                limit[column] = width - used - 3  # a text column takes the rest of the line, cut with …
+                shown.append(column)
+                used = width
         hidden = len(columns) - len(shown)
         if len(shown) >= 2 or (shown and not hidden):
             if hidden:
                 table.caption = f"{hidden} more column(s): --columns all, or --format json"
             columns = shown
-    fits = sum(natural[c] for c in columns) + 3 * len(columns) + 1 <= width
+    if tty:
+        _fit_widths(columns, limit, longest, width)
+    fits = sum(limit[c] for c in columns) + 3 * len(columns) + 1 <= width
     if not tty or fits:
         for column in columns:
             table.add_column(column, no_wrap=tty)
         for i in range(len(records)):
-            table.add_row(*[cells[c][i] for c in columns])
+            table.add_row(*[_cut(full[c][i], limit[c]) for c in columns])
         console.print(table)
         return
     _write_vertical(stream, records, columns, title, width)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:max(limit - 1, 1)] + "…"
+
+
+def _fit_widths(columns: list[str], limit: dict[str, int], longest: dict[str, int], width: int) -> None:
+    """Widths for a terminal: room left over goes to cut cells (the longest text first); a table too
+    wide narrows its widest columns, never below the header or 8 characters, before it gives up."""
+    room = width - (sum(limit[c] for c in columns) + 3 * len(columns) + 1)
+    if room > 0:
+        for column in sorted(columns, key=lambda c: longest[c] - limit[c], reverse=True):
+            grow = min(room, longest[column] - limit[column])
+            if grow > 0:
+                limit[column] += grow
+                room -= grow
+    while room < 0:
+        widest = max(columns, key=lambda c: limit[c] - max(len(c), 8))
+        spare = limit[widest] - max(len(widest), 8)
+        if spare <= 0:
+            return
+        take = min(spare, -room)
+        limit[widest] -= take
+        room += take
 
 
 def _write_vertical(stream: IO[str], records: list[Mapping[str, Any]], columns: list[str], title: str | None,

@@ -90,4 +90,4 @@ def claims(
     flat = [{"method": r["method"], "claim": r["claim"], "measured": r["measured"], "data": r["data"],
              "status": r["status"], "commit": (r["benchmark"] or {}).get("commit")} for r in rows]
     emit(flat, output, fmt.value, force=force, title="mlx26 claims: " + ", ".join(
-        f"{n} {s}" for s, n in summary(rows).items()))
+        f"{n} {s}" for s, n in summary(rows).items()), columns=("method", "status", "claim", "measured", "data"))

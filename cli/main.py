@@ -10,6 +10,7 @@ failure to one line on stderr and an exit code (see ``mlx26.cli._errors``).
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from collections.abc import Callable, Iterator, MutableMapping
 from functools import partial
@@ -111,13 +112,20 @@ def _build_group(name: str, sub: typer.Typer, help_text: str) -> click.Command:
     return group
 
 
-def _first_example(command: click.Command) -> str | None:
+def _first_example(command: click.Command, runnable: bool = True) -> str | None:
     help_text = command.help or ""
     if "Examples:" not in help_text:
         return None
     lines = [line.strip() for line in help_text.split("Examples:", 1)[1].split("\n\n", 1)[0].splitlines()]
-    return next((line for line in lines if line.startswith(("mlx26 ", "echo ", "printf ", "cat "))
-                 or "| mlx26 " in line), None)
+    commands = [line for line in lines if line.startswith(("mlx26 ", "echo ", "printf ", "cat ")) or "| mlx26 " in line]
+    return next((line for line in commands if self_contained(line) or not runnable), None)
+
+
+def self_contained(example: str) -> bool:
+    """An example that runs in an empty folder: it names no user file (data.csv, toy.npz) and globs no
+    user folder (runs/*). The help-examples test runs exactly these (tests/foundation/test_docs_and_recipes.py)."""
+    return bool(example) and not re.search(r"(^|\s)[\w/.-]+\.(csv|tsv|json|jsonl|txt|yaml|npz)\b", example) \
+        and not re.search(r"(^|\s)[\w.-]+/[\w/.-]*\*", example)
 
 
 def _describe_group(name: str, group: click.Command, most: int = 4) -> None:
@@ -130,6 +138,8 @@ def _describe_group(name: str, group: click.Command, most: int = 4) -> None:
     default = DEFAULT_SUBCOMMANDS.get(name)
     order = ([default] if default in commands else []) + [n for n in commands if n != default]
     examples = [e for e in (_first_example(commands[n]) for n in order) if e][:most]
+    if not examples:  # every subcommand's examples name the user's files: show one of those
+        examples = [e for e in (_first_example(commands[n], runnable=False) for n in order) if e][:1]
     if default:
         group.help = (f"{group.help}\n\nWithout a subcommand name, `mlx26 {name} ARGS` runs "
                       f"`mlx26 {name} {default} ARGS`.")

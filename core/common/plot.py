@@ -76,7 +76,7 @@ def check_png(path: str | os.PathLike[str], force: bool = False) -> None:
     if p.is_dir():
         raise InputError(f"--plot path is a directory: {path}")
     if os.path.lexists(p) and not force:
-        raise InputError(f"refusing to overwrite existing file {path}.", hint="add --force to replace it")
+        raise InputError(f"refusing to overwrite existing file {path}.", hint="add --force (or set MLX26_FORCE=1, e.g. in a Makefile) to replace it")
     parent = Path(os.path.realpath(p)).parent
     if not parent.is_dir():
         raise InputError(f"--plot folder does not exist: {p.parent}")

@@ -162,7 +162,7 @@ def validate(opts: TrainOptions, resume: bool = False) -> Resolved:
         if (out / CHECKPOINT).is_file():
             raise InputError(f"output directory {out} holds an interrupted run.",
                              "add --resume to continue it, or --force to start over")
-        raise InputError(f"output directory {out} already exists.", "add --force to replace it")
+        raise InputError(f"output directory {out} already exists.", "add --force (or set MLX26_FORCE=1) to replace it")
     if out.exists() and not out.is_dir():
         raise InputError(f"output path {out} exists and is not a directory.")
     check_creatable_folder(out)
@@ -466,4 +466,4 @@ def _save(model: Any, tokenizer: Any, manifest: dict[str, Any], out: Path, force
         for f in tmp.iterdir():
             f.chmod(0o644)
         if out.exists() and not force:
-            raise InputError(f"output directory {out} already exists.", "add --force to replace it")
+            raise InputError(f"output directory {out} already exists.", "add --force (or set MLX26_FORCE=1) to replace it")

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from mlx26.cli.main import self_contained
 
 from tests.conftest import REPO
 
@@ -146,8 +147,7 @@ def _runnable_examples():
         for line in block.splitlines():
             line = line.strip()
             # Examples that name a user's file, or glob a user's folders (runs/*), cannot run here; the rest must.
-            if line and not re.search(r"(^|\s)[\w/.-]+\.(csv|tsv|json|jsonl|txt|yaml|npz)\b", line) \
-                    and not re.search(r"(^|\s)[\w.-]+/[\w/.-]*\*", line):
+            if self_contained(line):
                 yield " ".join(path), line
 
 
