@@ -1,7 +1,7 @@
 """Record streams on Ray Data against the same command run locally: records/s of `--engine local`, and of
 `--engine ray` with 1 and 2 CPUs, on `simplify run` and `score-code score`, in one run.
 
-Usage:  python benchmarks/scale_out_ray.py [--sizes 2000 8000] [--repeats 1]
+Usage:  python benchmarks/scale_out_ray.py [--sizes 3000 24000] [--code-sizes 300 2400] [--repeats 1]
 
 The anchor is `--engine local` (the command as everyone runs it). Each configuration runs at two input
 sizes; records/s = (LONG − SHORT) / (wall(LONG) − wall(SHORT)) is the steady-state rate with process
@@ -16,6 +16,7 @@ not the speed-up of a cluster.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -57,51 +58,60 @@ def _sources(folder: Path, n: int) -> Path:
     return out
 
 
-def _wall(argv: list[str], repeats: int) -> float:
+def _wall(argv: list[str], repeats: int) -> tuple[float, str]:
+    """(fastest wall time, sha256 of stdout): the outputs of both engines must be the same bytes."""
     env = {**os.environ, "MLX26_THREADS": "1"}
-    best = None
+    best, digest = None, ""
     for _ in range(repeats):
         start = time.perf_counter()
-        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+        done = subprocess.run(argv, capture_output=True, env=env)
         wall = time.perf_counter() - start
         if done.returncode != 0:
-            sys.exit(f"failed ({done.returncode}): {' '.join(argv)}\n{done.stderr[-1500:]}")
-        best = wall if best is None else min(best, wall)
+            sys.exit(f"failed ({done.returncode}): {' '.join(argv)}\n{done.stderr.decode()[-1500:]}")
+        best, digest = (wall if best is None else min(best, wall)), hashlib.sha256(done.stdout).hexdigest()
     assert best is not None
-    return best
+    return best, digest
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", type=int, nargs=2, default=[2000, 8000], metavar=("SHORT", "LONG"))
+    ap.add_argument("--sizes", type=int, nargs=2, default=[3000, 24000], metavar=("SHORT", "LONG"),
+                    help="records of simplify run")
+    ap.add_argument("--code-sizes", type=int, nargs=2, default=[300, 2400], metavar=("SHORT", "LONG"),
+                    help="files of score-code score (whole stdlib modules: ~100× the work of an expression)")
     ap.add_argument("--repeats", type=int, default=1, help="runs per point; the fastest counts")
     args = ap.parse_args(argv)
-    short, long = sorted(args.sizes)
+    sizes = {"simplify run": sorted(args.sizes), "score-code score": sorted(args.code_sizes)}
     exe = _exe()
-    figures: dict = {"cores": os.cpu_count(), "sizes": [short, long], "commands": {}}
+    figures: dict = {"cores": os.cpu_count(), "sizes": sizes, "commands": {}}
     with tempfile.TemporaryDirectory(prefix="scale-out-ray-") as tmp:
         folder = Path(tmp)
-        inputs = {"simplify run": {n: _expressions(folder, n) for n in (short, long)},
-                  "score-code score": {n: _sources(folder, n) for n in (short, long)}}
-        print(f"cores {os.cpu_count()} | sizes {short}→{long} records | rate = steady state, wall = LONG run "
-              "incl. start-up")
+        inputs = {"simplify run": {n: _expressions(folder, n) for n in sizes["simplify run"]},
+                  "score-code score": {n: _sources(folder, n) for n in sizes["score-code score"]}}
+        print(f"cores {os.cpu_count()} | sizes {sizes} records | rate = steady state, wall = LONG run incl. start-up")
         for command, by_size in inputs.items():
+            short, long = sizes[command]
             rows = {}
             for engine, extra in ENGINES.items():
-                walls = {n: _wall([exe, *command.split(), str(path), "--format", "jsonl", "-q", *extra],
-                                  args.repeats) for n, path in by_size.items()}
+                runs = {n: _wall([exe, *command.split(), str(path), "--format", "jsonl", "-q", *extra],
+                                 args.repeats) for n, path in by_size.items()}
+                walls = {n: wall for n, (wall, _) in runs.items()}
                 rate = (long - short) / max(1e-9, walls[long] - walls[short])
-                rows[engine] = {"records_per_s": rate, "wall_long_s": walls[long], "wall_short_s": walls[short]}
+                rows[engine] = {"records_per_s": rate, "wall_long_s": walls[long], "wall_short_s": walls[short],
+                                "stdout_sha256": {str(n): digest for n, (_, digest) in runs.items()}}
             base = rows["local"]
             for engine, row in rows.items():
+                row["identical_to_local"] = row["stdout_sha256"] == base["stdout_sha256"]
                 row["rate_over_local"] = row["records_per_s"] / base["records_per_s"]
                 row["wall_over_local"] = row["wall_long_s"] / base["wall_long_s"]
                 print(f"{command:17s} {engine:9s} {row['records_per_s']:10.0f} records/s  "
                       f"({row['rate_over_local']:.2f}x local)   wall {row['wall_long_s']:6.1f} s "
-                      f"({row['wall_over_local']:.2f}x local)")
+                      f"({row['wall_over_local']:.2f}x local)   same bytes as local: {row['identical_to_local']}")
             figures["commands"][command] = rows
     figures["ray_2cpu_over_1cpu"] = {c: r["ray-2cpu"]["records_per_s"] / r["ray-1cpu"]["records_per_s"]
                                      for c, r in figures["commands"].items()}
+    figures["all_identical"] = all(r["identical_to_local"] for rows in figures["commands"].values()
+                                   for r in rows.values())
     figures["simplify_ray2_rate_over_local"] = figures["commands"]["simplify run"]["ray-2cpu"]["rate_over_local"]
     figures["score_code_ray2_rate_over_local"] = figures["commands"]["score-code score"]["ray-2cpu"]["rate_over_local"]
     record("scale_out_ray", figures, data=[

@@ -10,9 +10,11 @@ from __future__ import annotations
 import importlib.util
 import json
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
+from mlx26.cli._engine import BatchSizeOpt, EngineOpt, NumCpusOpt, RayAddressOpt, check_engine, run_engine
 from mlx26.cli._errors import BackendMissing, UsageError, require, unknown_name
 from mlx26.cli._io import (
     ColumnsOpt,
@@ -111,8 +113,8 @@ def _ignored_llm(arbiter: ArbiterName, llm: str | None, llm_cache: str | None, q
 
 @app.command("run")
 def run(
-    input: Annotated[str, typer.Argument(help="HTML, XLSX, CSV/TSV, Markdown or HiTab JSON table; - = stdin.",
-                                         metavar="INPUT")] = "-",
+    inputs: Annotated[list[str] | None, typer.Argument(help="HTML, XLSX, CSV/TSV, Markdown or HiTab JSON tables, "
+                                                       "or folders of them; - = stdin.", metavar="INPUT…")] = None,
     example: Annotated[str | None, typer.Option("--example", help="Decompose a shipped example instead: statcan, "
                                                 "orchard-html|xlsx|csv, library-…, transit-… (tables made "
                                                 "up for mlx26).", metavar="NAME")] = None,
@@ -139,6 +141,10 @@ def run(
                                                   "case hash (reruns ask nothing).", metavar="FILE")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Overlapping merged cells are an error (exit 2) "
                                          "instead of being clipped.")] = False,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    batch_size: BatchSizeOpt = 16,
+    num_cpus: NumCpusOpt = None,
     output: TextOutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
@@ -153,6 +159,12 @@ def run(
     or header-only table gives empty lineage, exit 0 and a notice. --format applies to
     --emit lineage.
 
+    Several INPUTs or a folder (its table files, sorted; other files skipped with a notice)
+    are a stream of tables, each decomposed on its own: lineage records and tree documents
+    gain a "table" field, lines a "TABLE: " prefix, markdown a "## TABLE" heading per table;
+    --emit trees|hitab-json write one record per table (--format applies). --engine ray
+    decomposes them on Ray Data (batches of --batch-size tables); the output is identical.
+
     \b
     Examples:
       mlx26 table-decompose --example statcan | head -3
@@ -160,44 +172,97 @@ def run(
       mlx26 table-decompose --example statcan --emit trees | head -12
       printf ',Sales,\\n,2023,2024\\nNorth,10,12\\nSouth,7,9\\n' | mlx26 table-decompose -
       printf '<table><tr><th></th><th colspan=2>Sales</th></tr><tr><td></td><td>2023</td><td>2024</td></tr><tr><td>North</td><td>10</td><td>12</td></tr></table>' | mlx26 table-decompose - --emit lineage --format jsonl
+      mkdir -p tables && printf '<table><tr><td></td><td>2024</td></tr><tr><td>North</td><td>12</td></tr></table>' > tables/a.html && cp tables/a.html tables/b.html && mlx26 table-decompose tables
     """
-    if fmt != OutputFormat.auto and emit_as != Emit.lineage:
-        raise UsageError(f"--format applies to --emit lineage only (not --emit {emit_as.value})")
+    paths = list(inputs or ["-"])
+    several = len(paths) > 1 or any(p != "-" and Path(p).is_dir() for p in paths)
+    records_out = emit_as == Emit.lineage or (several and emit_as in (Emit.trees, Emit.hitab_json))
+    if fmt != OutputFormat.auto and not records_out:
+        one = emit_as in (Emit.trees, Emit.hitab_json)
+        raise UsageError(f"--format applies to --emit lineage only (not --emit {emit_as.value}"
+                         f"{' of one table' if one else ''})",
+                         hint="over several tables --emit trees|hitab-json write records and take --format" if one
+                         else None)
+    if example is not None and paths != ["-"]:
+        raise UsageError("give either INPUT or --example, not both")
+    if paths.count("-") > 1:
+        raise UsageError("stdin (-) can be read only once")
     _text_not_json(output, emit_as)
     _ignored_llm(arbiter, llm, llm_cache, quiet)
+    check_engine(engine, ray_address, inputs=paths, num_cpus=num_cpus)
+    if arbiter == ArbiterName.llm and engine == "ray":
+        raise UsageError("--arbiter llm keeps its backend and answer cache in this process; it does not run on Ray.",
+                         hint="use --engine local (or --arbiter rules on Ray)")
     check_output(output, force)
-    arbiter_obj = _llm_arbiter(llm, llm_cache)() if arbiter == ArbiterName.llm else None
-    data, name = _read(input, example)
-    from mlx26.core import table_decompose as core
-    from mlx26.core.table_decompose.load import detect_format
+    factory = _llm_arbiter(llm, llm_cache) if arbiter == ArbiterName.llm else None
+    from functools import partial
 
-    resolved = input_format.value if input_format != "auto" else detect_format(data, name)
-    if resolved == "xlsx":
-        require("openpyxl", "table")
-    notices: list[str] = []
-    result = core.decompose_bytes(data, fmt=resolved, name=name, sheet=sheet, cell_range=cell_range,
-                                  table_index=table_index, strict=strict,
-                                  header_rows=header_rows, header_cols=header_cols, arbiter=arbiter_obj,
-                                  notices=notices)
-    if arbiter_obj is not None:
-        arbiter_obj.cache.save()
-    for message in notices + result.warnings:
-        notice(f"table-decompose: warning: {message}", quiet)
-    for case in result.cases:
-        notice(f"table-decompose: {case.kind}: chose '{case.chosen}' ({case.decided_by}) — "
-               f"{dict(case.options)[case.chosen]}", quiet)
-    if result.empty:
-        notice("table-decompose: no data cells (empty or header-only table): lineage is empty", quiet)
-    if emit_as == Emit.lineage:
-        emit(result.records, output, fmt, force=force, title="table-decompose lineage")
-    elif emit_as == Emit.lines:
-        lines = result.lines()
-        write_text("".join(x + "\n" for x in lines), output, force=force)
-    elif emit_as == Emit.markdown:
-        write_text(result.markdown() if not result.empty else "", output, force=force)
+    from mlx26.core.table_decompose.records import decompose_tables
+
+    tables = _tables(paths, example, input_format.value, several, quiet)
+    options = {"sheet": sheet, "cell_range": cell_range, "table_index": table_index, "strict": strict,
+               "header_rows": header_rows, "header_cols": header_cols}
+    fn = partial(decompose_tables, emit=emit_as.value, options=options, stream=several, arbiter_factory=factory)
+    if engine == "local" and not several:  # one table, as before: its errors unchanged
+        results = iter(fn(list(tables)))
     else:
-        doc = result.trees() if emit_as == Emit.trees else result.hitab()
+        results = run_engine(fn, tables, engine=engine, ray_address=ray_address, batch_size=batch_size,
+                             num_cpus=num_cpus, description="table-decompose", unit="tables", quiet=quiet)
+
+    def outputs():
+        for result in results:
+            where = f"{result['table']}: " if several else ""
+            for message in result["notices"]:
+                notice(f"table-decompose: {where}{message}", quiet)
+            yield result
+        if factory is not None:
+            factory().cache.save()
+
+    if records_out:
+        rows = (row for r in outputs() for row in (r["output"] if emit_as == Emit.lineage else [r["output"]]))
+        emit(rows, output, fmt, force=force, title="table-decompose " + ("lineage" if emit_as == Emit.lineage
+                                                                            else emit_as.value))
+    elif emit_as == Emit.lines:
+        write_text("".join(x + "\n" for r in outputs() for x in r["output"]), output, force=force)
+    elif emit_as == Emit.markdown:
+        write_text(_markdown(outputs(), several), output, force=force)
+    else:
+        doc = list(outputs())[0]["output"]
         write_text(json.dumps(doc, ensure_ascii=False, indent=2) + "\n", output, force=force)
+
+
+def _markdown(results, several: bool) -> str:
+    """One table's markdown as before; several: each under a ``## TABLE`` heading, a blank line between."""
+    if not several:
+        return "".join(r["output"] for r in results)
+    return "\n".join(f"## {r['table']}\n\n{r['output'] or '_(no data cells)_' + chr(10)}" for r in results)
+
+
+def _tables(paths: list[str], example: str | None, input_format: str, several: bool, quiet: bool):
+    """The tables to decompose, ``{table, data, format}`` each, read here (the driver); folders listed up front."""
+    from mlx26.core.table_decompose.load import detect_format
+    from mlx26.core.table_decompose.records import table_files
+
+    if several:
+        files, skipped = table_files(paths)
+        for path, why in skipped:
+            notice(f"table-decompose: skipped {path} ({why})", quiet)
+        if not files:
+            raise UsageError(f"no table files in {', '.join(paths)}.",
+                             hint="table files end in .html, .xlsx, .csv, .tsv, .md or .json")
+        missing = next((p for p in files if p != "-" and not Path(p).exists()), None)
+        if missing is not None:  # validate early: before any table is decomposed
+            raise UsageError(f"input file not found: {missing}")
+        if input_format == "xlsx" or any(Path(p).suffix.lower() in (".xlsx", ".xlsm", ".xls") for p in files):
+            require("openpyxl", "table")  # before any table is decomposed
+    else:
+        files = paths
+    for path in files:
+        data, name = _read(path, example)
+        resolved = input_format if input_format != "auto" else detect_format(data, name)
+        if resolved == "xlsx":
+            require("openpyxl", "table")
+        yield {"table": name, "data": data, "format": resolved}
 
 
 @app.command("eval")

@@ -56,7 +56,7 @@ demo-select-batch: $(SB_DIR)/pool.jsonl $(SB_DIR)/val.jsonl
 	$(MLX26) select-batch train --data $< --val $(word 2,$^) --steps 10 --seed $(SEED) | tail -n 1
 
 # reproduce uses the benchmark's protocol: a single-pass 12 800-row pool, 144 validation rows,
-# training on the selection's weights (docs/select-batch.md, "Held-out sweep")
+# training on the selection's weights (docs/select-batch.md, "Measured figures")
 $(SB_DIR)/pool-full.jsonl:
 	mkdir -p $(@D)
 	$(MLX26) select-batch demo-data --n 12800 --seed $(SEED) -o $@ --force

@@ -19,6 +19,7 @@ from mlx26.core.table_decompose.spec import FORMATS
 
 _EXT = {".html": "html", ".htm": "html", ".xhtml": "html", ".xlsx": "xlsx", ".xlsm": "xlsx", ".xls": "xlsx",
         ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".md": "md", ".markdown": "md", ".json": "hitab-json"}
+TABLE_SUFFIXES = tuple(_EXT)  # what a table file's name ends in (a folder's tables: records.table_files)
 
 
 def detect_format(data: bytes, name: str = "") -> str:

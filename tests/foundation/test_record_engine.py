@@ -3,7 +3,8 @@
 One Ray session (local mode, 2 CPUs) is shared by the module: the commands run in-process and
 reuse it. Byte identity of ``--engine ray`` and ``--engine local`` is checked on 10k records for
 simplify run, simplify decontam, dp-mix noise and judge-audit judge; on 300 files for score-code
-score/detect (10k files in the slow test).
+score/detect (10k files in the slow test); on the 50 real StatCan tables (HTML + XLSX, 100 files,
+``../shared/data/hitab-statcan``) for table-decompose run.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from functools import partial
 import pytest
 from mlx26.core.common.engine import check_address, map_batches, record_rng
 from mlx26.core.common.errors import InputError, RunFailure
+
+from tests._data import shared_data
 
 N = 10_000
 
@@ -188,3 +191,44 @@ def test_score_code_10k_files_identical(run_cli, ray_session, tmp_path):
     folder = _code_files(tmp_path, N)
     _same(run_cli, "score-code", "score", folder, "-q")
     _same(run_cli, "score-code", "detect", folder, "-q")
+
+
+# --------------------------------------------------------------------------- table-decompose run: a table a record
+
+def test_table_decompose_statcan_folder_identical(run_cli, ray_session):
+    folder = shared_data("hitab-statcan")  # 50 real StatCan tables, each as .html and .xlsx; LICENSE, SOURCE.md
+    args = ("table-decompose", "run", folder, "--emit", "lineage", "--format", "jsonl")
+    local, on_ray = _same(run_cli, *args, ray_args=("--num-cpus", "2", "--batch-size", "7"))
+    assert on_ray.stderr == local.stderr
+    assert f"skipped {folder / 'SOURCE.md'} (no Markdown pipe table)" in local.stderr
+    records = [json.loads(x) for x in local.stdout.splitlines()]
+    names = list(dict.fromkeys(r["table"] for r in records))
+    assert names == sorted(str(p) for p in folder.iterdir() if p.suffix in (".html", ".xlsx")) and len(names) == 100
+    assert all(next(iter(r)) == "table" for r in records)
+    # one input: today's output (no "table" field), the same records as that table's share of the stream
+    one = folder / "statcan_12.xlsx"
+    alone = run_cli("table-decompose", "run", one, "--emit", "lineage", "--format", "jsonl", "-q")
+    assert alone.code == 0 and '"table"' not in alone.stdout
+    share = [{k: v for k, v in r.items() if k != "table"} for r in records if r["table"] == str(one)]
+    assert [json.loads(x) for x in alone.stdout.splitlines()] == share and share
+    _same(run_cli, "table-decompose", "run", folder / "statcan_3.html", folder / "statcan_4.xlsx", "-q",
+          ray_args=("--batch-size", "1"))  # --emit lines: "TABLE: row path | col path = value"
+
+
+def test_table_decompose_broken_table_is_named_on_both_engines(run_cli, ray_session, tmp_path):
+    folder = tmp_path / "tables"
+    folder.mkdir()
+    source = shared_data("hitab-statcan")
+    for n in (1, 2, 3, 5):
+        (folder / f"statcan_{n}.html").write_bytes((source / f"statcan_{n}.html").read_bytes())
+    (folder / "statcan_4.html").write_text("<p>a page without its table</p>")
+    (folder / "README.md").write_text("# notes\n")
+    out = tmp_path / "out.jsonl"
+    for engine in ("local", "ray"):
+        r = run_cli("table-decompose", "run", folder, "--emit", "lineage", "--engine", engine, "--batch-size", "2",
+                    "-o", out)
+        assert r.code == 2, (engine, r.stderr)
+        assert "README.md (no Markdown pipe table)" in r.stderr  # skipped with a notice
+        assert [x for x in r.stderr.splitlines() if x.startswith("Error:")] == [(f"Error: record 4 (in the batch of records 3-4) failed: no <table> found in "
+                                    f"{folder / 'statcan_4.html'}")]
+        assert not out.exists()  # atomic: no partial file
