@@ -2,7 +2,8 @@
 
 DQN / PPO baselines, FQL (Park, Li & Levine 2025) and DFQL (Direct Flow Q-Learning, ICML 2026,
 reconstructed). Metrics stream as JSONL on stdout; the run folder keeps config.json,
-metrics.jsonl and checkpoint.pt.
+metrics.jsonl and checkpoint.pt. Under torchrun fql and dfql train data-parallel (rank 0 prints and
+writes; see docs/scale-out.md); the online algorithms refuse to start there.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from mlx26.cli._io import (
     print_config_requested,
 )
 from mlx26.cli._plot import PlotOpt, check_plot, curves, read_jsonl
-from mlx26.core.rl.spec import ALGORITHMS
+from mlx26.core.rl.spec import ALGORITHMS, DATA_PARALLEL
 
 ALGO_HELP = " | ".join(ALGORITHMS) + " (the registry may hold more)."
 
@@ -78,7 +79,8 @@ def train_rl(
 ) -> None:
     """Train an RL agent; stream JSONL metrics; write config, metrics and checkpoints to --out.
 
-    --format auto streams the metrics as JSONL on stdout; -o FILE or another --format writes them at the end.
+    --format auto streams the metrics as JSONL on stdout, on a terminal too (records arrive while it
+    trains); --format table, another format or -o FILE writes them all at the end.
 
     Algorithms: dqn, ppo (online baselines), fql, dfql (offline flow policies; DFQL is a
     reconstruction), rapc (reach-avoid with certificates, reconstruction) and its baselines
@@ -87,6 +89,8 @@ def train_rl(
     MLX26_THREADS sets torch threads (default 1). Ctrl-C (or SIGTERM) saves a checkpoint of the step
     in progress and exits 130; --resume continues from it (dqn, fql and dfql exactly as an
     uninterrupted run; ppo, rapc and ppo-lag from the last finished update with fresh episodes).
+    fql and dfql (offline) also run data-parallel under torchrun --nproc-per-node N -m mlx26.cli
+    (batch_size must divide by N; rank 0 prints and writes).
 
     \b
     Examples:
@@ -99,10 +103,13 @@ def train_rl(
     """
     if print_config_requested(ctx, print_config):
         return
-    from mlx26.core.common.distributed import refuse
+    from mlx26.core.common.distributed import env as world_env
 
-    refuse("mlx26 train rl", "its replay buffers, environments and checkpoints are per process; "
-           "data-parallel training is not implemented")
+    world = world_env()
+    if not resume:  # a resumed run's algorithm is in its config.json: checked once that is read
+        _refuse_online(algo)
+    main_rank = world.main  # under torchrun only rank 0 prints and writes (docs/scale-out.md)
+    quiet = quiet or not main_rank
     sink = RecordSink(output, fmt, force=force, title=f"train rl {algo}")
     check_plot(plot, force)
     from mlx26.core.common.interrupts import stop_requested
@@ -118,6 +125,8 @@ def train_rl(
         from mlx26.core.rl.hparams import hp_help, parse_assignments
 
         if show_hparams:
+            if not main_rank:
+                return
             for row in hp_help(registry.module(algo).Hyperparams):
                 sink(row)
             sink.close()
@@ -143,6 +152,7 @@ def train_rl(
         out = out or f"runs/{algo}-{env.replace('/', '_').replace(':', '_')}-s{seed}"
         if resume:
             stored = runner.prepare_out(out, resume=True)
+            _refuse_online(str((stored or {}).get("algo")))
             state = checkpoint.load(out) if (Path(out) / checkpoint.NAME).is_file() else None
             at = state["step"] if state else 0
             given = getattr(ctx.get_parameter_source("steps"), "name", "DEFAULT") != "DEFAULT"
@@ -151,7 +161,8 @@ def train_rl(
                                  "leave --steps out to finish the stored run, or give a larger number")
             cfg = runner.config_from_stored(stored, out=out, steps=steps if given else None)
             cfg.resume_state = state
-            runner.trim_logs(out, at)
+            if main_rank:
+                runner.trim_logs(out, at)
             if state is None:
                 notice(f"no checkpoint in {out} yet: running its stored config ({cfg.algo} on {cfg.env}, seed "
                        f"{cfg.seed}) from step 0 to {cfg.steps}", quiet)
@@ -169,14 +180,18 @@ def train_rl(
                                       eval_episodes=eval_episodes, device=device, dataset=dataset, rescale=rescale,
                                       reach_avoid={"goal": goal, "unsafe": unsafe, "cost": cost},
                                       out=out)
-            runner.prepare_out(out, force=force)
+            if main_rank:
+                runner.prepare_out(out, force=force)
             for warning in cfg.warnings:
                 notice(f"warning: {warning}", quiet)
             if cfg.env_defaults:
                 notice(f"{cfg.algo} on {cfg.env}: the reference's per-env defaults "
                        + ", ".join(f"{k}={v}" for k, v in cfg.env_defaults.items())
                        + " (config.json 'env_defaults'; --alpha / --set override them)", quiet)
-        runner.write_config(out, cfg)
+        if main_rank:
+            runner.write_config(out, cfg)
+        else:
+            cfg.out = None  # the run folder is rank 0's
         cfg.stop = stop.is_set  # SIGINT/SIGTERM: checkpoint the step in progress, exit 130
         from mlx26.cli._progress import Bar
 
@@ -187,14 +202,25 @@ def train_rl(
             if bar.active:  # told every step; nothing to call when no bar is drawn
                 cfg.progress = lambda step, total, status: bar.update(step, total=total,
                                                                        status=status or shown["status"])
-            for record in runner.run(cfg):
+            for record in runner.run(cfg):  # under torchrun the other ranks train in step and yield nothing
                 shown["status"] = _status(record)
                 bar.update(record.get("step"), status=shown["status"])
                 sink(record)
+        if not main_rank:
+            return
         sink.close()
         curves(plot, read_jsonl(Path(out) / "metrics.jsonl"), title=f"train rl {cfg.algo} on {cfg.env}", force=force,
                quiet=quiet, series="phase")
         notice(f"run folder: {out}", quiet)
+
+
+def _refuse_online(algo: str) -> None:
+    """Under torchrun: an InputError (exit 2) for the algorithms that do not run data-parallel."""
+    if algo not in DATA_PARALLEL:
+        from mlx26.core.common.distributed import refuse
+
+        refuse("mlx26 train rl", f"--algo {algo} steps environments with per-process replay buffers; only the "
+               f"offline algorithms ({', '.join(DATA_PARALLEL)}) train data-parallel")
 
 
 def _status(record: dict) -> str:

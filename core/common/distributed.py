@@ -17,7 +17,10 @@ same seeds, the same outputs.
   checkpoints, plots.
 - :func:`all_reduce_mean`, :func:`any_rank`, :func:`broadcast`, :func:`all_gather` are thin wrappers
   over ``torch.distributed`` that return their input unchanged in a one-process world.
-- :func:`wrap_ddp` wraps a model in ``DistributedDataParallel`` (gradients all-reduced, averaged).
+- :func:`wrap_ddp` wraps a model in ``DistributedDataParallel`` (gradients all-reduced, averaged);
+  :func:`average_gradients` does the same by hand for a loop whose networks are not one module called
+  once per step (the RL flow agents: several losses, several optimisers), and :func:`barrier` waits for
+  every rank (rank 0 evaluating or writing a checkpoint).
 
 Only the standard library is imported at module level (the CLI calls :func:`env` and
 :func:`check_divisible` before torch loads); torch is imported inside the functions that need it.
@@ -229,6 +232,35 @@ def all_gather(obj: Any) -> list[Any]:
     out: list[Any] = [None] * dist.get_world_size()
     dist.all_gather_object(out, obj)
     return out
+
+
+def barrier() -> None:
+    """Wait for every rank (a no-op in a 1-process world)."""
+    if not _active():
+        return
+    import torch.distributed as dist
+
+    dist.barrier()
+
+
+def average_gradients(params: Any) -> None:
+    """Replace each parameter's ``.grad`` by its mean over the ranks, in one flat all-reduce (a no-op in a
+    1-process world). Parameters without a gradient are skipped; every rank must have the same ones."""
+    if not _active():
+        return
+    import torch
+    import torch.distributed as dist
+
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return
+    flat = torch.cat([g.reshape(-1) for g in grads])
+    dist.all_reduce(flat, op=dist.ReduceOp.SUM)
+    flat /= dist.get_world_size()
+    offset = 0
+    for g in grads:
+        g.copy_(flat[offset:offset + g.numel()].view_as(g))
+        offset += g.numel()
 
 
 def wrap_ddp(model: Any, find_unused_parameters: bool = False) -> Any:

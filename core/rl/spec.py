@@ -13,4 +13,5 @@ ALGORITHMS: dict[str, str] = {
     "rapc": "mlx26.core.rl.reach_avoid.rapc:train",
     "ppo-lag": "mlx26.core.rl.reach_avoid.ppo_lag:train",
 }
+DATA_PARALLEL = ("fql", "dfql")  # run data-parallel under torchrun (offline); the others refuse there
 DATA_POLICIES = ("oracle", "noisy", "random")  # `rl data make --policy`

@@ -12,7 +12,7 @@ pytest.importorskip("gymnasium")
 pytest.importorskip("matplotlib")
 
 TINY = ["train", "rl", "--algo", "dqn", "--env", "CartPole-v1", "--set", "learning_starts=100", "--set", "train_freq=50",
-        "--set", "gradient_steps=8", "--set", "log_every=100", "--eval-episodes", "2", "--steps", "200",
+        "--set", "gradient_steps=8", "--set", "log_every=50", "--eval-episodes", "2", "--steps", "200",
         "--eval-every", "100", "--quiet", "--format", "json"]
 
 

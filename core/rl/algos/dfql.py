@@ -43,8 +43,10 @@ def rollout(v: VectorField, obs: torch.Tensor, noise: torch.Tensor, K: int):
 
 
 def direct_flow_loss(v: VectorField, critic: QEnsemble, obs: torch.Tensor, noise: torch.Tensor, K: int,
-                     *, clip: bool = True, normalize: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
-    """(L_DF, Q(s, a_K)) with all K velocity evaluations in one batched forward pass."""
+                     *, clip: bool = True, normalize: bool = True,
+                     mean=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(L_DF, Q(s, a_K)) with all K velocity evaluations in one batched forward pass; ``mean`` (under
+    torchrun: the mean over the ranks) turns the batch's mean |Q| into the global batch's."""
     a_K, path = rollout(v, obs, noise, K)
     a_eval = (a_K.clamp(-1, 1) if clip else a_K).detach().requires_grad_(True)
     q = critic(obs, a_eval).mean(0)
@@ -55,7 +57,8 @@ def direct_flow_loss(v: VectorField, critic: QEnsemble, obs: torch.Tensor, noise
     loss = -(vel * g.detach()[None]).sum(-1).mean()
     if normalize:
         # max(mean|Q|, 1): Q crosses 0 early in training (rewards < 0), and 1/mean|Q| would explode there.
-        loss = loss / q.detach().abs().mean().clamp_min(1.0)
+        scale = q.detach().abs().mean()
+        loss = loss / (mean(scale) if mean is not None else scale).clamp_min(1.0)
     return loss, q.detach()
 
 
@@ -85,16 +88,16 @@ class DFQLAgent(flow.FlowAgent):
         return self.flow_actions(obs, noise)
 
     def target_actions(self, next_obs: torch.Tensor) -> torch.Tensor:
-        noise = torch.randn(next_obs.shape[0], self.act_dim, dtype=next_obs.dtype, device=next_obs.device)
-        return self.flow_actions(next_obs, noise)
+        return self.flow_actions(next_obs, self.noise(next_obs))
 
     def actor_loss(self, b):
         obs = b["observations"]
-        fm = flow.bc_flow_loss(self.flow, obs, b["actions"])
+        fm = flow.bc_flow_loss(self.flow, obs, b["actions"], self.rows)
         self.critic.requires_grad_(False)
         try:
-            df, q = direct_flow_loss(self.flow, self.critic, obs, torch.randn_like(b["actions"]),
-                                     self.hp.flow_steps, normalize=self.hp.normalize_q_loss)
+            df, q = direct_flow_loss(self.flow, self.critic, obs, self.noise(b["actions"]), self.hp.flow_steps,
+                                     normalize=self.hp.normalize_q_loss,
+                                     mean=self.global_mean if self.rows is not None else None)
         finally:
             self.critic.requires_grad_(True)
         loss = df + self.hp.alpha * fm

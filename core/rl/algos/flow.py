@@ -9,6 +9,21 @@ which new transitions join the dataset as one replay buffer (the reference's def
 
 An algorithm subclasses :class:`FlowAgent`, adding ``actor_loss`` / ``target_actions`` /
 ``policy_actions``; :func:`train_loop` does the rest (data, eval, checkpoints, resume).
+
+Data-parallel under ``torchrun`` (:mod:`mlx26.core.common.distributed`; offline only): every rank
+loads the dataset, builds the same agent (same seed) and draws the same global minibatch of
+``batch_size`` rows from the same seeded stream, then keeps its block (``FlowAgent.rows``). Every
+random draw of an update (target-action noise, flow-matching x₀ and t, policy noise) is made for the
+global batch and sliced too, so the torch RNG advances in lockstep on every rank and exactly as in one
+process. Each backward is followed by an all-reduce of the gradients (:func:`~mlx26.core.common.
+distributed.average_gradients`, not a DDP wrapper: several losses and optimisers per step, and the
+agent's state-dict keys stay those of a one-process run), and the normalisers mean |Q| are averaged
+over the ranks, so the ranks take the optimisation steps of one process at the same global batch (equal
+up to float summation order) and keep identical weights, targets and optimiser states. The logged
+metrics and the stop flag are averaged in one small all-reduce per step. Rank 0 alone computes the
+validation losses, evaluates and writes the checkpoint (the others wait at a barrier); the runner's
+files and stdout are rank 0's (the CLI gives the other ranks no ``out``). In one process every
+helper is a no-op and the RNG calls are those of the single-process loop.
 """
 
 from __future__ import annotations
@@ -19,8 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from mlx26.core.common import distributed
 from mlx26.core.common.errors import InputError
-from mlx26.core.rl import datasets
+from mlx26.core.rl import checkpoint, datasets
 from mlx26.core.rl.algos import common
 from mlx26.core.rl.hparams import TrainConfig, doc
 from mlx26.core.rl.nets import QEnsemble, VectorField, polyak
@@ -81,9 +97,21 @@ def euler(v: VectorField, obs: torch.Tensor, noise: torch.Tensor, K: int, keep: 
     return (a, path) if keep else a
 
 
-def bc_flow_loss(v: VectorField, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
-    x0 = torch.randn_like(actions)
-    t = torch.rand(actions.shape[0], 1, dtype=actions.dtype, device=actions.device)
+Rows = tuple[int, slice] | None  # under torchrun: (global batch, this rank's block); None in one process
+
+
+def draw(sample, like: torch.Tensor, width: int, rows: Rows = None) -> torch.Tensor:
+    """``sample(n, width)`` (``torch.randn`` / ``torch.rand``) for the ``n`` rows of ``like``; with ``rows``,
+    drawn for the whole global batch and this rank's block kept (the RNG advances as in one process)."""
+    if rows is None:
+        return sample(like.shape[0], width, dtype=like.dtype, device=like.device)
+    total, block = rows
+    return sample(total, width, dtype=like.dtype, device=like.device)[block]
+
+
+def bc_flow_loss(v: VectorField, obs: torch.Tensor, actions: torch.Tensor, rows: Rows = None) -> torch.Tensor:
+    x0 = draw(torch.randn, actions, actions.shape[1], rows)
+    t = draw(torch.rand, actions, 1, rows)
     xt = (1 - t) * x0 + t * actions
     return ((v(obs, xt, t) - (actions - x0)) ** 2).mean()
 
@@ -97,6 +125,17 @@ class FlowAgent(torch.nn.Module):
         self.critic = QEnsemble(obs_dim, act_dim, hp.value_hidden, layer_norm=hp.layer_norm)
         self.target_critic = copy.deepcopy(self.critic).requires_grad_(False)
         self.flow = VectorField(obs_dim, act_dim, hp.actor_hidden, layer_norm=hp.actor_layer_norm)
+        self.rows: Rows = None  # set by train_loop under torchrun
+
+    def noise(self, like: torch.Tensor) -> torch.Tensor:
+        """N(0, I) action noise for the rows of ``like`` (the global batch's, this rank's block, under torchrun)."""
+        return draw(torch.randn, like, self.act_dim, self.rows)
+
+    def global_mean(self, value: torch.Tensor) -> torch.Tensor:
+        """A per-batch mean (a loss normaliser) averaged over the ranks: the global batch's mean under torchrun."""
+        if self.rows is None:
+            return value
+        return value.new_tensor(distributed.all_reduce_mean([value.item()])[0])
 
     def actor_parameters(self):
         return self.flow.parameters()
@@ -133,27 +172,33 @@ class FlowAgent(torch.nn.Module):
         """The training losses on a batch, without updating anything (the reference's validation losses).
 
         The torch RNG is restored afterwards, so a run with a validation split trains exactly as one without."""
-        rng = torch.get_rng_state()
+        rng, rows = torch.get_rng_state(), self.rows
+        self.rows = None  # a whole batch, on one rank
         try:
             with torch.enable_grad():  # the DFQL loss takes ∇_a Q
                 _, cinfo = self.critic_loss(b)
                 aloss, ainfo = self.actor_loss(b)
         finally:
             torch.set_rng_state(rng)
+            self.rows = rows
         return {**cinfo, **ainfo, "actor_loss": aloss.item()}
 
     def update(self, b: dict[str, torch.Tensor], bc_only: bool = False) -> dict[str, float]:
         closs, info = self.critic_loss(b)
         self.critic_opt.zero_grad()
         closs.backward()
+        if self.rows is not None:
+            distributed.average_gradients(self.critic.parameters())
         self.critic_opt.step()
         if bc_only:  # warm-up: flow matching alone
-            aloss = bc_flow_loss(self.flow, b["observations"], b["actions"])
+            aloss = bc_flow_loss(self.flow, b["observations"], b["actions"], self.rows)
             ainfo = {"bc_flow_loss": aloss.item()}
         else:
             aloss, ainfo = self.actor_loss(b)
         self.actor_opt.zero_grad()
         aloss.backward()
+        if self.rows is not None:
+            distributed.average_gradients(self.actor_parameters())
         self.actor_opt.step()
         polyak(self.target_critic, self.critic, self.hp.tau)
         return {**info, **ainfo, "actor_loss": aloss.item()}
@@ -193,7 +238,17 @@ def load_flow_policy(cls, hp_cls, state: dict) -> FlowPolicy:
 
 
 def check_config(cfg: TrainConfig) -> list[str]:
-    """Validate the dataset now, before any training; return warnings for the user (reward signal)."""
+    """Validate the dataset now, before any training; return warnings for the user (reward signal).
+
+    Under torchrun (WORLD_SIZE > 1): the global batch must split evenly over the ranks, and the run must be
+    offline (an env interaction phase, ``online_steps`` > 0, runs in one process)."""
+    world = distributed.env()
+    if world.active:
+        distributed.check_divisible(cfg.hp.batch_size, "batch_size", world)
+        if cfg.hp.online_steps:
+            raise InputError(f"{cfg.algo} with online_steps={cfg.hp.online_steps} does not run under torchrun "
+                             f"(WORLD_SIZE={world.size}): the offline-to-online phase steps an env, in one process",
+                             "train the offline phase under torchrun with --online-steps 0, or run it as one process")
     if not cfg.dataset:
         raise InputError(f"{cfg.algo} is an offline algorithm: give --dataset D.npz",
                          f"make one with `mlx26 rl data make --env {cfg.env} --out D.npz`")
@@ -260,12 +315,22 @@ class Buffer:
             self.arrays[k][self.size] = row[k]
         self.size += 1
 
-    def sample(self, n: int, rng: np.random.Generator, device: torch.device) -> dict[str, torch.Tensor]:
+    def sample(self, n: int, rng: np.random.Generator, device: torch.device,
+               rows: slice | None = None) -> dict[str, torch.Tensor]:
+        """``n`` rows drawn with replacement; with ``rows`` (under torchrun), that block of them."""
         idx = rng.integers(0, self.size, size=n)
+        if rows is not None:
+            idx = idx[rows]
         return {k: torch.as_tensor(v[idx], device=device) for k, v in self.arrays.items()}
 
 
 def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
+    """The training stream; under torchrun every rank runs it in one process group (records from rank 0 only)."""
+    with distributed.session(device=cfg.device) as world:
+        yield from _train_loop(cfg, agent_cls, world)
+
+
+def _train_loop(cfg: TrainConfig, agent_cls, world: distributed.World) -> Iterator[dict]:
     hp = cfg.hp
     device = common.setup(cfg)
     env, eval_env = common.env_for(cfg), common.env_for(cfg)
@@ -276,6 +341,9 @@ def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
     obs_dim, act_dim = data.observations.shape[1], data.actions.shape[1]
     agent = agent_cls(obs_dim, act_dim, hp).to(device)
     agent.make_optimizers()
+    block = distributed.shard(hp.batch_size, world) if world.active else None
+    if block is not None:
+        agent.rows = (hp.batch_size, block)
     stored = (cfg.resume_state or {}).get("online", {})
     buffer = Buffer(data, hp.online_steps + len(stored.get("rewards", [])))
     rng = np.random.default_rng(cfg.seed)
@@ -318,8 +386,12 @@ def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
                              "episode": None if obs is None else episode.state(obs), "ep_ret": ep_ret,
                              "returns": list(returns)}}
 
-    if start < total and common.stop_now(cfg):  # a signal during start-up
-        common.interrupt(cfg, start, total, snapshot(start))
+    if start < total and distributed.any_rank(common.stop_now(cfg)):  # a signal during start-up
+        if world.active:
+            if world.main and cfg.out:
+                checkpoint.save(cfg.out, snapshot(start))
+            distributed.barrier()
+        common.interrupt(cfg, start, total, None if world.active else snapshot(start))
     for step in range(start + 1, total + 1):
         online = step > cfg.steps
         if online:
@@ -336,10 +408,14 @@ def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
             obs = next_obs
             if terminated or truncated:
                 returns, ep_ret, obs = (returns + [ep_ret])[-20:], 0.0, None
-        info = agent.update(buffer.sample(hp.batch_size, rng, device), bc_only=step <= hp.bc_steps)
+        info = agent.update(buffer.sample(hp.batch_size, rng, device, block), bc_only=step <= hp.bc_steps)
+        stopping = False
+        if world.active:  # the global batch's metrics, and one stop decision for every rank
+            *values, flag = distributed.all_reduce_mean([*info.values(), float(common.stop_now(cfg))])
+            info, stopping = dict(zip(info, values, strict=True)), flag > 0
         common.report(cfg, step, total)
         common.check_finite(step, **{k: v for k, v in info.items() if k.endswith("loss")})
-        if step % hp.log_every == 0 or step == total:  # the final step is always logged
+        if world.main and (step % hp.log_every == 0 or step == total):  # the final step is always logged
             rec = {"step": step, "phase": "online" if online else "train", **info}
             if val_buffer is not None:
                 rec.update({f"val_{k}": v for k, v in agent.losses(val_buffer.sample(hp.batch_size, val_rng,
@@ -348,6 +424,12 @@ def train_loop(cfg: TrainConfig, agent_cls) -> Iterator[dict]:
                 rec["episode_return"] = float(np.mean(returns))
             yield rec
         if due(step):
-            yield from common.evaluate_and_save(cfg, step, policy, eval_env, snapshot(step))
-        if step < total and common.stop_now(cfg):  # SIGINT/SIGTERM: keep this step's state, exit 130
-            common.interrupt(cfg, step, total, None if due(step) else snapshot(step))
+            if world.main:
+                yield from common.evaluate_and_save(cfg, step, policy, eval_env, snapshot(step))
+            distributed.barrier()  # the other ranks wait for rank 0's evaluation and checkpoint
+        if step < total and (stopping if world.active else common.stop_now(cfg)):  # SIGINT/SIGTERM: exit 130
+            if world.active:  # rank 0 writes this step's checkpoint; the others wait for it, then stop too
+                if world.main and not due(step) and cfg.out:
+                    checkpoint.save(cfg.out, snapshot(step))
+                distributed.barrier()
+            common.interrupt(cfg, step, total, None if due(step) or world.active else snapshot(step))

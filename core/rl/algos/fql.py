@@ -70,13 +70,12 @@ class FQLAgent(flow.FlowAgent):
         return self.onestep(obs, noise).clamp(-1, 1)
 
     def target_actions(self, next_obs: torch.Tensor) -> torch.Tensor:
-        noise = torch.randn(next_obs.shape[0], self.act_dim, dtype=next_obs.dtype, device=next_obs.device)
-        return self.policy_actions(next_obs, noise)
+        return self.policy_actions(next_obs, self.noise(next_obs))
 
     def actor_loss(self, b):
         obs = b["observations"]
-        fm = flow.bc_flow_loss(self.flow, obs, b["actions"])
-        noise = torch.randn_like(b["actions"])
+        fm = flow.bc_flow_loss(self.flow, obs, b["actions"], self.rows)
+        noise = self.noise(b["actions"])
         with torch.no_grad():
             target = self.flow_actions(obs, noise)
         actions = self.onestep(obs, noise)
@@ -84,7 +83,7 @@ class FQLAgent(flow.FlowAgent):
         q = self.critic(obs, actions.clamp(-1, 1)).mean(0)
         q_loss = -q.mean()
         if self.hp.normalize_q_loss:
-            q_loss = q_loss / q.abs().mean().detach().clamp_min(1e-6)
+            q_loss = q_loss / self.global_mean(q.abs().mean().detach()).clamp_min(1e-6)
         loss = fm + self.hp.alpha * distill + q_loss
         return loss, {"bc_flow_loss": fm.item(), "distill_loss": distill.item(), "q_loss": q_loss.item()}
 
