@@ -34,6 +34,7 @@ Köthe, "Breaking the Simplification Bottleneck in Amortized Neural Symbolic Reg
 from __future__ import annotations
 
 import itertools
+import shlex
 import warnings
 from typing import Any
 
@@ -215,7 +216,10 @@ def mine(max_len: int = 5, n_vars: int = 2, seed: int = 0, literals=DEFAULT_LITE
         "max_len": max_len, "n_vars": n_vars, "seed": seed, "literals": list(literals),
         "operators": ops, "constants": constants, "n_points": n_points, "n_verify": n_verify,
         "n_challenges": n_challenges, "rtol": rtol, "prune_redundant": prune_redundant,
-        "command": f"mlx26 simplify mine --max-len {max_len} --n-vars {n_vars} --seed {seed}",
+        # every CLI-visible choice, so the line reruns this mining (the rest: mine_from_provenance)
+        "command": f"mlx26 simplify mine --max-len {max_len} --n-vars {n_vars} --seed {seed}"
+                   + ("".join(f" --operator {shlex.quote(o)}" for o in ops) if operators is not None else "")
+                   + ("" if constants else " --no-constants"),
         "python": f"mlx26.core.simplify.mine(max_len={max_len}, n_vars={n_vars}, seed={seed})",
     }
 

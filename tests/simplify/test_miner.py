@@ -98,3 +98,16 @@ def test_miner_confirms_second_pass_identities():
     rules = {(x["lhs"], x["rhs"], x["sound"]) for x in r["rules"]}
     assert {("asinh sinh _0", "_0", True), ("sinh asinh _0", "_0", True), ("pow1_3 pow3 _0", "_0", True),
             ("pow3 pow1_3 _0", "_0", True)} <= rules
+
+
+def test_provenance_command_reruns_the_same_mining(run_cli):
+    """The recorded `command` carries every CLI choice (--operator, --no-constants), so it reproduces the rules."""
+    import json
+    import shlex
+
+    first = json.loads(run_cli("simplify", "mine", "--max-len", "3", "--n-vars", "1", "--operator", "neg",
+                               "--operator", "+", "--no-constants", "--format", "json", "-q").stdout)
+    argv = shlex.split(first["provenance"]["command"])
+    assert argv[:3] == ["mlx26", "simplify", "mine"] and argv.count("--operator") == 2 and "--no-constants" in argv
+    again = json.loads(run_cli(*argv[1:], "--format", "json", "-q").stdout)
+    assert again["rules"] == first["rules"] and again["provenance"] == first["provenance"]
