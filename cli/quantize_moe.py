@@ -26,14 +26,13 @@ from mlx26.cli._io import (
     notice,
     open_input,
     print_config_requested,
-    resolve_output_format,
 )
 from mlx26.cli._plot import ForceOutPlotOpt, QuantizePlotOpt, check_plot, wrote
 from mlx26.core.quantize_moe.spec import BASES, BITS, CLUSTERS, LOWRANKS
 
-# Columns of the terminal table (JSON/CSV carry every field).
-TABLE = ("record", "layer", "projection", "rank", "err_base", "err_lowrank", "extra_bytes", "extra_ratio_vs_lqer",
-         "total_extra_bytes", "ppl_fp", "ppl_base", "ppl_quantized")
+# The terminal table shows these first, as many as fit (--columns all: every field; JSON/CSV carry all).
+TABLE = ("record", "layer", "projection", "rank", "err_base", "err_lowrank", "extra_bytes", "total_extra_bytes",
+         "extra_ratio_vs_lqer", "ppl_fp", "ppl_base", "ppl_quantized")
 
 
 def _choice(kind: str, value: str, choices: tuple[str, ...]) -> str:
@@ -182,6 +181,4 @@ def quantize_moe(
         from mlx26.core.quantize_moe.figure import draw
 
         wrote(draw(records, plot, title=f"quantize-moe {bits}-bit {base} + {lowrank}", force=force), quiet)
-    if resolve_output_format(fmt, output, False) == "table":
-        records = [{k: r[k] for k in TABLE if k in r} for r in records]
-    emit(records, output, fmt, force=force, title="quantize-moe")
+    emit(records, output, fmt, force=force, title="quantize-moe", columns=TABLE)

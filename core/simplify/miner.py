@@ -218,7 +218,7 @@ def mine(max_len: int = 5, n_vars: int = 2, seed: int = 0, literals=DEFAULT_LITE
         "n_challenges": n_challenges, "rtol": rtol, "prune_redundant": prune_redundant,
         # every CLI-visible choice, so the line reruns this mining (the rest: mine_from_provenance)
         "command": f"mlx26 simplify mine --max-len {max_len} --n-vars {n_vars} --seed {seed}"
-                   + ("".join(f" --operator {shlex.quote(o)}" for o in ops) if operators is not None else "")
+                   + ("".join(f" --operator {shlex.quote(o)}" for o in ops) if ops != list(FIRST_PASS_OPERATORS) else "")
                    + ("" if constants else " --no-constants"),
         "python": f"mlx26.core.simplify.mine(max_len={max_len}, n_vars={n_vars}, seed={seed})",
     }

@@ -268,7 +268,8 @@ def test_perplexity_order_at_2_and_3_bits():
         assert abs(ppl["tileq"] - ppl["lqer"]) / ppl["lqer"] < 0.005, (bits, ppl)
 
 
-def test_terminal_table_is_compact(run_cli):
+def test_terminal_table_is_compact(run_cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
     result = run_cli("quantize-moe", "--bits", "4", "--lowrank", "lqer", "--rank", "2", "--calib-bytes", "1024",
                      tty=True)
     assert result.code == 0, result.stderr
