@@ -149,7 +149,11 @@ def _worker_rank() -> int:
 def handle(exc: BaseException, command_names: Iterable[str] = ()) -> int:
     """Map an exception to (one printed line, exit code); MLX26_DEBUG=1 prints its traceback first."""
     if isinstance(exc, KeyboardInterrupt) or type(exc).__name__ == "Abort":
-        print("Error: interrupted.", file=sys.stderr)
+        if isinstance(exc.__cause__ or exc.__context__, EOFError):  # click's Abort for end of input at a prompt: not a Ctrl-C
+            report("input ended (EOF) where the command expected more.")
+            return EXIT_RUNTIME
+        if _worker_rank() == 0:  # under torchrun every rank gets the Ctrl-C: rank 0 says it once
+            print("Error: interrupted.", file=sys.stderr)
         return 130
     if debug_enabled() and not _is_cli_parse_error(exc):
         import traceback

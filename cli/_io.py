@@ -672,21 +672,19 @@ def _write_table(stream: IO[str], records: list[Mapping[str, Any]], single: bool
     width = console.width
     table = Table(title=title, show_lines=False)
     if single:
-        value_room = max(width - max((len(str(k)) for k in records[0]), default=3) - 7, 12)
+        shown_keys = _known_columns(list(records[0]))
+        items = [(k, v) for k, v in records[0].items()
+                 if shown_keys is None or shown_keys == ["*"] or k in shown_keys]
+        value_room = max(width - max((len(str(k)) for k, _ in items), default=3) - 7, 12)
         table.add_column("key", style="bold", no_wrap=True)
         table.add_column("value", no_wrap=True)
-        for key, value in records[0].items():
+        for key, value in items:
             table.add_row(str(key), _display(value, value_room))
         console.print(table)
         return
     present = _columns(records)
-    wanted = _COLUMNS.get()
+    wanted = _known_columns(present)
     if wanted is not None and wanted != ["*"]:
-        unknown = [c for c in wanted if c not in present]
-        if unknown:
-            suggestion = did_you_mean(unknown[0], present)
-            raise UsageError(f"--columns: no column '{unknown[0]}' in the output." + (f" {suggestion}" if suggestion else ""),
-                             hint="columns: " + ", ".join(present))
         columns, choose = list(wanted), False
     else:
         columns = [c for c in preferred if c in present] + [c for c in present if c not in preferred]
@@ -697,14 +695,16 @@ def _write_table(stream: IO[str], records: list[Mapping[str, Any]], single: bool
     limit = {c: min(longest[c], max(len(c), CELL_CHARS)) for c in columns}
     if choose:  # keep, in order, every column that still fits at its full header width
         shown, used = [], 1
-        for column in columns:
+        for column in columns:  # in the command's order: the first that does not fit ends the table
             if used + limit[column] + 3 <= width:
                 shown.append(column)
                 used += limit[column] + 3
-            elif longest[column] > len(column) and width - used - 3 >= max(len(column), 16):
+                continue
+            text = any(isinstance(record.get(column), str) for record in records)
+            if text and longest[column] > len(column) and width - used - 3 >= max(len(column), 16):
                 limit[column] = width - used - 3  # a text column takes the rest of the line, cut with …
                 shown.append(column)
-                used = width
+            break
         hidden = len(columns) - len(shown)
         if len(shown) >= 2 or (shown and not hidden):
             if hidden:
@@ -721,6 +721,20 @@ def _write_table(stream: IO[str], records: list[Mapping[str, Any]], single: bool
         console.print(table)
         return
     _write_vertical(stream, records, columns, title, width)
+
+
+def _known_columns(present: list[str]) -> list[str] | None:
+    """``--columns`` as given, less the names the output does not have (each named in a warning: the
+    check comes after the job, which must not be lost to a typo). None: not given, or none known."""
+    wanted = _COLUMNS.get()
+    if wanted is None or wanted == ["*"] or not present:
+        return wanted if present else None
+    for name in (c for c in wanted if c not in present):
+        suggestion = did_you_mean(name, present)
+        notice(f"warning: --columns: no column '{name}' in the output." + (f" {suggestion}" if suggestion else "")
+               + " Columns: " + ", ".join(present))
+    known = [c for c in wanted if c in present]
+    return known or None
 
 
 def _cut(text: str, limit: int) -> str:

@@ -106,6 +106,10 @@ def train_rl(
     from mlx26.core.common.distributed import env as world_env
 
     world = world_env()
+    if algo not in ALGORITHMS:  # a typo is a typo before it is an algorithm torchrun cannot run
+        from mlx26.core.rl import registry
+
+        raise registry.unknown("algorithm", algo, registry.names())
     if not resume:  # a resumed run's algorithm is in its config.json: checked once that is read
         _refuse_online(algo)
     main_rank = world.main  # under torchrun only rank 0 prints and writes (docs/scale-out.md)

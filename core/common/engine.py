@@ -32,7 +32,7 @@ import socket
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from mlx26.core.common.errors import InputError, Mlx26Error, RunFailure
+from mlx26.core.common.errors import BackendMissing, InputError, Mlx26Error, RunFailure
 
 ENGINES = ("local", "ray")
 DEFAULT_BATCH_SIZE = 256
@@ -54,13 +54,24 @@ class WorkerTraceback(Exception):
     the ``__cause__`` of the error :func:`map_batches` raises, so ``MLX26_DEBUG=1`` shows it."""
 
 
-def _describe(exc: BaseException) -> tuple[str, str, str | None, str]:
+def _describe(exc: BaseException) -> dict[str, Any]:
+    """What the driver needs to raise the same kind of error: our typed errors keep their class
+    family and exit code, a missing module its name (so the CLI gives the pip line)."""
     import traceback
 
     text = "".join(traceback.format_exception(exc)).rstrip()
     if isinstance(exc, Mlx26Error):
-        return type(exc).__name__, exc.message, exc.hint, text
-    return "", f"{type(exc).__name__}: {exc}", None, text
+        return {"kind": "mlx26", "input": isinstance(exc, InputError), "exit_code": exc.exit_code,
+                "message": exc.message, "hint": exc.hint, "trace": text}
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        return {"kind": "module", "module": exc.name, "message": str(exc), "hint": None, "trace": text}
+    return {"kind": "bug", "message": f"{type(exc).__name__}: {exc}", "hint": None, "trace": text}
+
+
+def _environmental(exc: BaseException) -> bool:
+    """A failure of the installation, not of a record: retrying record by record would only repeat it."""
+    return (isinstance(exc, ModuleNotFoundError) and bool(exc.name)) or \
+        (isinstance(exc, Mlx26Error) and exc.exit_code == BackendMissing.exit_code)
 
 
 def run_batch(fn: Callable[[list[Any]], list[Any]], records: list[Any], first: int) -> list[Any]:
@@ -69,10 +80,13 @@ def run_batch(fn: Callable[[list[Any]], list[Any]], records: list[Any], first: i
     Returns ``fn``'s results, or a one-item list holding an error marker (a dict) that
     :func:`_raise_marker` turns into the run's error in the driver.
     """
+    marker = {_ERR: True, "first": first + 1, "last": first + len(records)}
     try:
         out = list(fn(records))
-    except Exception:  # noqa: BLE001  (reported with the record numbers below)
-        failed: list[tuple[int, tuple[str, str, str | None, str]]] = []
+    except Exception as whole:  # noqa: BLE001  (reported with the record numbers below)
+        if _environmental(whole):
+            return [{**marker, "failed": [(0, _describe(whole))]}]
+        failed: list[tuple[int, dict[str, Any]]] = []
         for k, record in enumerate(records):
             try:
                 fn([record])
@@ -83,11 +97,10 @@ def run_batch(fn: Callable[[list[Any]], list[Any]], records: list[Any], first: i
                 fn(records)
             except Exception as exc:  # noqa: BLE001
                 failed.append((0, _describe(exc)))
-        return [{_ERR: True, "first": first + 1, "last": first + len(records), "failed": failed}]
+        return [{**marker, "failed": failed}]
     if len(out) != len(records):
-        return [{_ERR: True, "first": first + 1, "last": first + len(records),
-                 "failed": [(0, ("", f"the batch function returned {len(out)} results for {len(records)} records",
-                                 None, ""))]}]
+        return [{**marker, "failed": [(0, {"kind": "bug", "message": f"the batch function returned {len(out)} "
+                                           f"results for {len(records)} records", "hint": None, "trace": ""})]}]
     return out
 
 
@@ -102,16 +115,18 @@ def _raise_marker(marker: dict[str, Any]) -> None:
         raise RunFailure(f"the batch of {span} failed (and did not fail again when retried).",
                          hint="rerun; MLX26_DEBUG=1 shows the traceback")
     numbers = [n for n, _ in failed if n]
-    kind, message, hint, trace = failed[0][1]
+    error = failed[0][1]
     where = (f"record {numbers[0]}" if len(numbers) == 1 else
              f"records {', '.join(map(str, numbers[:10]))}{' …' if len(numbers) > 10 else ''}") if numbers else span
-    cause = WorkerTraceback(trace)
-    if kind == "InputError":
-        raise InputError(f"{where} (in the batch of {span}) failed: {message}", hint) from cause
-    if kind:
-        raise RunFailure(f"{where} (in the batch of {span}) failed: {message}", hint) from cause
+    cause = WorkerTraceback(error["trace"])
+    if error["kind"] == "module":  # the CLI turns this into the missing extra's pip line (exit 3)
+        raise ModuleNotFoundError(error["message"], name=error["module"]) from cause
+    if error["kind"] == "mlx26":  # the record's own error: same family (input or runtime) and exit code
+        family = InputError if error["input"] else RunFailure
+        text = error["message"] if not numbers else f"{where} (in the batch of {span}) failed: {error['message']}"
+        raise family(text, error["hint"], exit_code=error["exit_code"]) from cause
     # any other exception is a bug (CONTRIBUTING.md, Errors): reported as one, with the records it met
-    raise RunFailure(f"internal error: {message} ({where}, in the batch of {span})",
+    raise RunFailure(f"internal error: {error['message']} ({where}, in the batch of {span})",
                      hint="please report it; MLX26_DEBUG=1 shows the traceback") from cause
 
 

@@ -11,6 +11,7 @@ the draws stay vectorised (one generator per record would cost ~30 µs a value).
 
 from __future__ import annotations
 
+import functools
 import secrets
 from typing import Any
 
@@ -40,6 +41,18 @@ def noisy_values(batch: list[tuple[int, float]], *, mech: Any, root: int, n: int
 def secure_values(batch: list[tuple[int, float]], *, mechanism: str, eps: float, delta: float, sensitivity: float,
                   objective: str) -> list[float]:
     """``--secure``: each value snapped to the grid plus exact grid noise from os.urandom (never reproducible)."""
-    from mlx26.core.dp_mix.secure import secure_release
+    import numpy as np
+    from mlx26.core.dp_mix.sampling import draw_snapped, snap_query
 
-    return [float(x) for x in secure_release([v for _, v in batch], mechanism, eps, delta, sensitivity, objective)]
+    table = _secure_table(mechanism, float(eps), float(delta), float(sensitivity), objective)
+    values = np.asarray([v for _, v in batch], float)
+    return [float(x) for x in snap_query(values, table.grid) + draw_snapped(table, values.size)]
+
+
+@functools.lru_cache(maxsize=8)
+def _secure_table(mechanism: str, eps: float, delta: float, sensitivity: float, objective: str) -> Any:
+    """The checked grid table (or exact sampler) of one release: built once per process, not per batch
+    (about 1 s each for multi at small δ). It holds no randomness: every draw reads os.urandom."""
+    from mlx26.core.dp_mix.secure import secure_mechanism
+
+    return secure_mechanism(mechanism, eps, delta, sensitivity, objective)[1]

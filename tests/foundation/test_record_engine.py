@@ -232,3 +232,31 @@ def test_table_decompose_broken_table_is_named_on_both_engines(run_cli, ray_sess
         assert [x for x in r.stderr.splitlines() if x.startswith("Error:")] == [(f"Error: record 4 (in the batch of records 3-4) failed: no <table> found in "
                                     f"{folder / 'statcan_4.html'}")]
         assert not out.exists()  # atomic: no partial file
+
+
+def _fails_with(exc_factory, records=3):
+    from mlx26.core.common import engine
+
+    def fn(batch):
+        raise exc_factory()
+
+    return list(engine.map_batches(fn, list(range(records)), engine="local", batch_size=8))
+
+
+def test_engine_keeps_the_exit_code_and_the_missing_extra(capsys):
+    """A record's typed error keeps its exit code (BackendMissing 3, an InputError subclass 2); a missing
+    module reaches the CLI as itself, so the user gets the pip line, not 'internal error'."""
+    from mlx26.cli._errors import handle
+    from mlx26.core.common.errors import BackendMissing, InputError
+
+    class Budget(InputError):
+        pass
+
+    for factory, code in ((lambda: BackendMissing("needs foo"), 3), (lambda: Budget("over budget"), 2),
+                          (lambda: ModuleNotFoundError("No module named 'sympy'", name="sympy"), 3)):
+        with pytest.raises(Exception) as info:
+            _fails_with(factory)
+        assert handle(info.value) == code
+        err = capsys.readouterr().err
+        assert "internal error" not in err
+    assert "pip install" in err
