@@ -263,17 +263,22 @@ class SelectTrainer:
 
         torch = self.torch
         self.model.train()
-        rows = distributed.shard(len(chosen), self.world)
+        # Fewer chosen rows than ranks (cleaning can drop candidates) would leave a rank an empty block,
+        # alone outside DDP's all-reduce: then every rank takes the whole minibatch (same mean gradient).
+        # `chosen` is the same on every rank (broadcast by rank 0), so all of them take the same branch.
+        whole = len(chosen) < self.world.size
+        rows = slice(0, len(chosen)) if whole else distributed.shard(len(chosen), self.world)
         w = torch.tensor(weights, dtype=torch.float32) if self.config.weighted else torch.ones(len(chosen))
         w = w / w.sum() if float(w.sum()) > 0 else torch.full((len(chosen),), 1.0 / len(chosen))
         ids, mask = self.feat.encode([self.items[i].text for i in chosen[rows]])
         losses = per_example_loss(self.net, ids, mask)
         local = (losses * w[rows].to(losses.dtype)).sum()
         self.optimizer.zero_grad(set_to_none=True)
-        (local * self.world.size).backward()
+        (local if whole else local * self.world.size).backward()
         torch.nn.utils.clip_grad_norm_([p for p in self.model.parameters() if p.requires_grad], 1.0)
         self.optimizer.step()
-        return distributed.all_reduce_sum([float(local.detach())])[0]
+        total = distributed.all_reduce_sum([float(local.detach())])[0]
+        return total / self.world.size if whole else total
 
     def inputs_hash(self) -> str:
         h = hashlib.sha256()
