@@ -27,3 +27,11 @@ def torchrun(*args: str, cwd: Path, nproc: int = 2, module: bool = True,
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc), "--master-addr",
            "127.0.0.1", "--master-port", str(free_port()), *launch, *args]
     return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def refused_by_every_rank(done: subprocess.CompletedProcess) -> list[str]:
+    """The ``Error:`` lines of a torchrun run that every rank refused with exit 2 (torchrun itself then
+    exits non-zero with its failure table)."""
+    assert done.returncode != 0
+    assert "exitcode  : 2" in done.stderr
+    return [line for line in done.stderr.splitlines() if line.startswith("Error:")]
