@@ -48,7 +48,8 @@ def run(episodes: int, miniwob_episodes: int, with_miniwob: bool, demo_agent: st
                          "tokens/solved(+demos)": r["tokens_per_solved_incl_demos"],
                          "token_reduction": r["token_reduction_vs_react"],
                          "reduction(+demos)": r["token_reduction_incl_demos"],
-                         "s/episode": r["seconds_per_episode"], "speedup_vs_react": speed})
+                         "s/episode": r["seconds_per_episode"], "speedup_vs_react": speed,
+                         "needs_llm_slots": r["needs_llm_slots"]})
     return rows
 
 
@@ -71,6 +72,7 @@ def _record(rows: list[dict], args, with_miniwob: bool, problem: str | None) -> 
         tok = [e["distilled"]["tokens/solved"] for e in envs.values()]
         agg["distilled_tokens_per_solved_max"] = max(tok) if all(v is not None for v in tok) else None
         agg["fallbacks"] = sum(e["distilled+fallback"]["fallbacks"] or 0 for e in envs.values())
+        agg["needs_llm_slots"] = sum(e["distilled"]["needs_llm_slots"] or 0 for e in envs.values())
         figures[prefix] = agg
     data = [{"name": "synthetic families", "source": "SYNTHETIC: our in-process MiniWoB-style simulator (10 families), "
              f"{args.episodes} held-out instances each; the anchor is a scripted ReAct policy (estimated tokens)"}]

@@ -9,8 +9,10 @@ aggregate next to the last-step criterion, partial-code F1 on 25/50/75% line pre
 throughput in lines/s with ratios to bandit and semgrep (target ≥ 10k lines/s for the linear
 model). Real vulnerable/fixed Python pairs (NAME.vuln.py + NAME.fixed.py files, or JSONL with
 vulnerable/fixed or before/after fields) are evaluated the same way when a folder under
-../shared/data/ holds them (none does in this checkout; the run says so). All figures are on
-synthetic data and small locally trained models, not the paper's LLM PRM.
+../shared/data/ holds them in one of those layouts (the run says which it found). All figures are on
+synthetic data and small locally trained models, not the paper's LLM PRM. Every run writes its
+figures, with command, commit and machine, to benchmarks/results/score_code_synthetic.json (the
+claims ledger reads them from there).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import sys
 from pathlib import Path
 
+from _results import record
 from mlx26.core.score_code import load_model
 from mlx26.core.score_code.analyzers import available
 from mlx26.core.score_code.corpus import generate
@@ -72,6 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         result["real_pairs_eval"] = evaluate(pairs, models, analyzers=analyzers, progress=_say)
     result["cores"] = os.cpu_count()
     result["data"] = f"synthetic held-out corpus: {args.n} files, generator seed {args.seed}"
+    result["seed"] = args.seed
+    result["analyzers"] = analyzers
+    data = [{"name": "synthetic", "source": f"mlx26.core.score_code.corpus: {args.n} SYNTHETIC files, generator "
+             f"seed {args.seed} ({result['vulnerable_files']} vulnerable); the shipped models"}]
+    if pairs:
+        data.append({"name": "real-pairs", "source": f"vulnerable/fixed Python pairs from ../shared/data/{where}"})
+    record("score_code_synthetic", result, data=data)
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return 0

@@ -3,7 +3,10 @@
 The anchor is the issue's: xz -9e, bz2 -9 and gzip -9 compressing the same held-out bytes.
 One run prints, per model: bits/byte, the ratio to each compressor (below 1 = the model
 codes the text in fewer bits), scoring throughput (bytes/s) next to xz's, plus the core
-and torch-thread count. Tiny locally trained models, labelled as such. Usage:
+and torch-thread count. ``benchmarks/results/zoo.json`` also keeps, per model, the tokens scored,
+bytes/token, the MoE expert histogram, and a copy of the shipped manifest's training record (command,
+steps, tokens seen, CPU and wall seconds) and its bits/byte next to this run's. Tiny locally trained
+models, labelled as such. Usage:
 
     .venv/bin/python benchmarks/zoo.py [--max-bytes 262144] [--json]
 """
@@ -11,6 +14,7 @@ and torch-thread count. Tiny locally trained models, labelled as such. Usage:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import lzma
 import os
@@ -46,11 +50,25 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         r = bits_per_byte(model, tok, text, context=context)
         seconds = time.perf_counter() - t0
-        rows.append({"model": name, "parameters": registry.read_manifest(name)["parameters"],
+        manifest = registry.read_manifest(name)
+        tr, ev = manifest["training"], manifest["eval"]
+        rows.append({"model": name, "parameters": manifest["parameters"],
                      "bits_per_byte": r["bits_per_byte"], **{f"ratio_to_{k.split()[0]}": r["bits_per_byte"] / v
                                                              for k, v in base.items()},
                      "score_bytes_per_s": len(data) / seconds, "xz_bytes_per_s": len(data) / xz_seconds,
-                     "dead_experts": r.get("dead_experts")})
+                     "tokens": r["tokens"], "bytes_per_token": r["bytes_per_token"],
+                     "dead_experts": r.get("dead_experts"),
+                     **{k: r[k] for k in ("expert_load", "routed_positions", "min_expert_share", "max_expert_share")
+                        if k in r},
+                     # copied from the shipped manifest (core/zoo/models/<name>/manifest.json): how the model was
+                     # trained and the figure it was shipped with, next to this run's score of the same bytes
+                     "manifest": {"bits_per_byte": ev["bits_per_byte"], "eval_bytes": ev["bytes"],
+                                  "same_text": ev["text_hash"] == "sha256:" + hashlib.sha256(data).hexdigest(),
+                                  "bits_per_byte_rel_diff": (r["bits_per_byte"] - ev["bits_per_byte"])
+                                  / ev["bits_per_byte"],
+                                  **{k: tr[k] for k in ("command", "seed", "steps", "tokens_seen", "batch_size",
+                                                        "context", "lr", "minutes_budget", "budget_clock",
+                                                        "cpu_time_s", "wall_time_s", "torch_threads")}}})
     print(f"held-out {args.corpus}: {len(data):,} bytes | cores {os.cpu_count()} | torch threads {threads} "
           "| tiny locally trained models")
     print("compressors (bits/byte): " + ", ".join(f"{k} {v:.4f}" for k, v in base.items()))
