@@ -33,6 +33,12 @@ app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 A = OutputFormat.auto
 
 
+EquivOpt = Annotated[bool, typer.Option("--equiv/--hash-only",
+                                         help="Decontaminate with the equivalence layer too (a test skeleton up to "
+                                         "re-parametrised constants, e.g. x1 + c*(x1 + c) = c*x1 + c); --hash-only "
+                                         "keeps the two hash layers (faster, misses those).")]
+
+
 @app.command("sample")
 def sample_cmd(n: Annotated[int, typer.Option("--n", help="Skeletons to draw.", min=1, metavar="N")] = 10,
                max_ops: Annotated[int, typer.Option("--max-ops", help="Most operators per skeleton.", min=1, metavar="N")] = 6,
@@ -41,6 +47,7 @@ def sample_cmd(n: Annotated[int, typer.Option("--n", help="Skeletons to draw.", 
                                                    min=0, metavar="N")] = 0,
                decontaminate: Annotated[bool, typer.Option("--decontaminate/--no-decontaminate",
                                                            help="Drop skeletons of the test sets.")] = True,
+               equiv: EquivOpt = True,
                operators: S.OpsOpt = None, seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
                force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Draw simplified skeletons from the training prior (SYNTHETIC), decontaminated against the test sets.
@@ -60,7 +67,7 @@ def sample_cmd(n: Annotated[int, typer.Option("--n", help="Skeletons to draw.", 
     from mlx26.core.sr.train import heldout_problems
 
     cfg = PriorConfig(max_ops=max_ops, max_vars=max_vars, **({"operators": ops} if ops else {}))
-    index = default_test_index([p.skeleton for p in heldout_problems()]) if decontaminate else None
+    index = default_test_index([p.skeleton for p in heldout_problems()], use_equiv=equiv) if decontaminate else None
     rng = np.random.default_rng(seed)
     records = []
     for s in skeletons(50 * n, seed=seed, cfg=cfg):
@@ -77,8 +84,9 @@ def sample_cmd(n: Annotated[int, typer.Option("--n", help="Skeletons to draw.", 
         if len(records) == n:
             break
     if index is not None:
+        how = f", {index.stats['dropped_equiv']} of them by the equivalence layer" if equiv else ", hash layers only"
         notice(f"sr sample: {index.stats['dropped']} of {index.stats['checked']} skeletons dropped as test-set "
-               f"skeletons ({index.n_test} test keys)", quiet)
+               f"skeletons ({index.n_test} test keys{how})", quiet)
     emit(records, output, fmt, force=force, title="sr sample (SYNTHETIC)")
 
 
@@ -90,6 +98,7 @@ def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to 
               lr: Annotated[float, typer.Option("--lr", help="AdamW peak learning rate.", metavar="NUMBER")] = 2e-3,
               pool: Annotated[int, typer.Option("--pool", help="Prior skeletons drawn before decontamination.",
                                                 min=1, metavar="N")] = 8000,
+              equiv: EquivOpt = True,
               plot: PlotOpt = None,
               seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
               force: Annotated[bool, typer.Option("--force", envvar="MLX26_FORCE", help="Replace an existing --save "
@@ -111,11 +120,12 @@ def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to 
     from mlx26.core.sr.train import TrainConfig, train
     from mlx26.core.sr.train import save as save_model
 
-    cmd = f"mlx26 sr train --steps {steps} --batch {batch} --lr {lr} --pool {pool} --seed {seed} --save {save}"
+    cmd = (f"mlx26 sr train --steps {steps} --batch {batch} --lr {lr} --pool {pool} --seed {seed} --save {save}"
+           + ("" if equiv else " --hash-only"))
     from mlx26.cli._progress import Bar
 
-    with Bar("sr train", total=steps, unit="steps", quiet=quiet, status=f"sampling a pool of {pool} skeletons…") as bar:
-        model, manifest = train(TrainConfig(steps=steps, batch=batch, lr=lr, pool=pool, seed=seed),
+    with Bar("sr train", total=steps, unit="steps", quiet=quiet, status=f"sampling and decontaminating a pool of {pool} skeletons…") as bar:
+        model, manifest = train(TrainConfig(steps=steps, batch=batch, lr=lr, pool=pool, seed=seed, equiv=equiv),
                                 log=None if quiet else lambda m: notice(f"sr train: {m}"), command=cmd,
                                 progress=(lambda step, loss: bar.update(step, status=f"loss {loss:.3f}"))
                                 if bar.active else None)

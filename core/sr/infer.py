@@ -75,7 +75,8 @@ def fit_constants(skeleton: list[str], X: np.ndarray, y: np.ndarray, restarts: i
         return np.zeros(0), fvu(y, f(X, np.zeros(0)))
     if X.shape[0] < k:
         return np.ones(k), float("inf")
-    scale = float(np.std(y)) + 1e-12
+    with np.errstate(all="ignore"):
+        scale = float(np.std(y)) + 1e-12
     rng = np.random.default_rng(seed)
 
     def res(c):

@@ -205,13 +205,14 @@ def sample_points(skeleton: list[str], rng: np.random.Generator, n_points: int =
 
 
 def problems(n: int, seed: int = 0, cfg: PriorConfig | None = None, n_points: int = 64,
-             exclude=None) -> list[Problem]:
-    """``n`` (skeleton, constants, points) problems; ``exclude`` = a Decontaminator to drop test skeletons."""
+             exclude=None, keep=None) -> list[Problem]:
+    """``n`` (skeleton, constants, points) problems; ``exclude`` = a Decontaminator to drop test skeletons;
+    ``keep(skeleton) -> bool`` filters the draws (None: all)."""
     cfg = cfg or PriorConfig()
     rng = np.random.default_rng(seed)
     out: list[Problem] = []
     for s in skeletons(10 * n + 100, seed=seed, cfg=cfg):
-        if exclude is not None and exclude.contaminated(s):
+        if (keep is not None and not keep(s)) or (exclude is not None and exclude.contaminated(s)):
             continue
         p = sample_points(s, rng, n_points)
         if p is not None:

@@ -4,7 +4,7 @@ Flash-ANSR (Saegert & Köthe, ICML 2026, arXiv 2602.08885) trains by teacher-for
 the simplified prefix skeleton given the bit-encoded points. Ours: a pool of ``pool`` skeletons is
 drawn from the prior (``sampler``), each simplified by our engine, and decontaminated against the
 test sets (``decontam.default_test_index``: Nguyen-1..12, the FastSRB-style set and the 100
-held-out synthetic problems of ``heldout_problems``); every batch draws fresh constants, supports
+held-out synthetic problems of ``heldout_problems``; hashes plus, by default, the equivalence layer); every batch draws fresh constants, supports
 and points (16..64 per set) for skeletons of the pool, so no two batches repeat. AdamW with linear
 warm-up and cosine decay; one CPU thread. The checkpoint is a torch ``state_dict`` plus a JSON
 manifest (format version, config, vocabulary, data hash, seed, steps, command, library versions,
@@ -26,6 +26,10 @@ from mlx26.core.sr import spec
 from mlx26.core.sr.sampler import PriorConfig
 
 HELDOUT_SEED = 90_001  # the 100 held-out synthetic problems (acceptance test; never trained on)
+# Held-out skeletons are not affine in the variables. The training pool drops every skeleton equivalent to a
+# test skeleton up to re-parametrised constants, so an affine test skeleton such as c*(c*x3 + c) (5 of the first
+# 100 prior draws are affine in one variable) would remove every affine function of one variable from
+# training, and the shipped model could no longer propose a line for a user's data.
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 
 
@@ -40,13 +44,17 @@ class TrainConfig:
     max_points: int = 48
     seed: int = 0
     preset: str = "tiny"
+    equiv: bool = True  # the decontamination's equivalence layer (re-parametrised constants), not only hashes
 
 
 def heldout_problems(n: int = 100, n_points: int = 64, cfg: PriorConfig | None = None):
     """The fixed held-out synthetic problems: prior skeletons (seed HELDOUT_SEED), train + test points."""
     from mlx26.core.sr.sampler import problems
 
-    return problems(n, seed=HELDOUT_SEED, cfg=cfg, n_points=2 * n_points)
+    from mlx26.core.sr.decontam import affine_in_variables
+
+    return problems(n, seed=HELDOUT_SEED, cfg=cfg, n_points=2 * n_points,
+                    keep=lambda s: not affine_in_variables(s))
 
 
 def build_pool(tc: TrainConfig, prior: PriorConfig, log=None) -> tuple[list[list[str]], dict]:
@@ -54,7 +62,7 @@ def build_pool(tc: TrainConfig, prior: PriorConfig, log=None) -> tuple[list[list
     from mlx26.core.sr.sampler import skeletons
 
     held = [p.skeleton for p in heldout_problems(cfg=prior)]
-    index = default_test_index(held)
+    index = default_test_index(held, use_equiv=tc.equiv)
     pool = [s for s in skeletons(tc.pool, seed=tc.seed, cfg=prior) if not index.contaminated(s)]
     h = hashlib.sha256("\n".join(" ".join(s) for s in pool).encode()).hexdigest()
     stats = {"pool_drawn": tc.pool, "pool_kept": len(pool), "unique_skeletons": len({" ".join(s) for s in pool}),
@@ -150,7 +158,7 @@ def train(tc: TrainConfig, prior: PriorConfig | None = None, log=None, command: 
                   "max_len": prior.max_len, "max_constants": prior.max_constants, "operators": list(prior.operators),
                   "operator_weights": {o: spec.OPERATOR_WEIGHTS[o] for o in prior.operators}},
         "train": {"steps": tc.steps, "batch": tc.batch, "lr": tc.lr, "warmup": tc.warmup, "seed": tc.seed,
-                  "points": [tc.min_points, tc.max_points], "heldout_seed": HELDOUT_SEED,
+                  "points": [tc.min_points, tc.max_points], "heldout_seed": HELDOUT_SEED, "heldout_affine": False,
                   "loss_first": round(first, 4), "loss_last": round(last, 4),
                   "loss_drop": round(1 - last / first, 4), "wall_s": round(time.time() - t0, 1), "curve": curve},
         "data": {**data, "synthetic": True}, "command": command, "versions": versions(),

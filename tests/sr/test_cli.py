@@ -124,7 +124,18 @@ def test_sample_records(run_cli):
     assert r.code == 0
     recs = [json.loads(line) for line in r.stdout.splitlines()]
     assert len(recs) == 4 and all(len(x["y"]) == 5 and x["data"] == "SYNTHETIC" for x in recs)
-    assert "dropped as test-set skeletons" in r.stderr
+    assert "dropped as test-set skeletons" in r.stderr and "by the equivalence layer" in r.stderr
+
+
+def test_sample_hash_only_skips_the_equivalence_layer(run_cli):
+    # the first 40 draws of seed 3 hold a re-parametrised test skeleton that only the equivalence layer drops
+    full = run_cli("sr", "sample", "--n", "40", "--seed", "3", "--format", "jsonl")
+    fast = run_cli("sr", "sample", "--n", "40", "--seed", "3", "--format", "jsonl", "--hash-only")
+    assert full.code == fast.code == 0
+    assert "hash layers only" in fast.stderr
+    kept_full = {json.loads(x)["prefix"] for x in full.stdout.splitlines()}
+    kept_fast = {json.loads(x)["prefix"] for x in fast.stdout.splitlines()}
+    assert kept_full != kept_fast
 
 
 def test_train_tiny_and_use_it(run_cli, tmp_path):
