@@ -49,9 +49,8 @@ class TrainConfig:
 
 def heldout_problems(n: int = 100, n_points: int = 64, cfg: PriorConfig | None = None):
     """The fixed held-out synthetic problems: prior skeletons (seed HELDOUT_SEED), train + test points."""
-    from mlx26.core.sr.sampler import problems
-
     from mlx26.core.sr.decontam import affine_in_variables
+    from mlx26.core.sr.sampler import problems
 
     return problems(n, seed=HELDOUT_SEED, cfg=cfg, n_points=2 * n_points,
                     keep=lambda s: not affine_in_variables(s))
