@@ -74,6 +74,8 @@ def read_table(path: str, target: str, xs: list[str] | None, input_format, quiet
             from mlx26.cli._errors import unknown_name
 
             raise unknown_name("column", c, names)
+    if target in cols:
+        raise UsageError(f"the target column {target!r} cannot also be an input", "drop it from --x")
     if not cols:
         raise UsageError("no input columns", "name them with --x")
 
@@ -84,13 +86,24 @@ def read_table(path: str, target: str, xs: list[str] | None, input_format, quiet
         return float("nan") if p is None else float(p)
 
     M = np.array([[num(r.get(c)) for c in [*cols, target]] for r in records], dtype=float)
+    if not xs:  # inputs chosen for the user: leave out columns with no number at all (ids, names, flags)
+        text = [j for j, c in enumerate(cols) if np.isnan(M[:, j]).all()]
+        if text and len(text) < len(cols):
+            notice(f"sr fit: left out non-numeric column(s) {', '.join(cols[j] for j in text)} (choose inputs "
+                   f"with --x)", quiet)
+            keep = [j for j in range(len(cols)) if j not in text]
+            M = M[:, [*keep, len(cols)]]
+            cols = [cols[j] for j in keep]
     bad = np.isnan(M).any(axis=1)
     dropped = int(bad.sum())
     if dropped:
         notice(f"sr fit: dropped {dropped} of {len(M)} rows with a missing or non-numeric value", quiet)
     M = M[~bad]
     if len(M) == 0:
-        raise UsageError(f"{path}: every row has a missing value")
+        empty = [c for j, c in enumerate([*cols, target]) if np.isnan(M[:, j]).all()]
+        raise UsageError(f"{path}: every row has a missing value" +
+                         (f" (column(s) {', '.join(empty)} hold no number)" if empty else ""),
+                         "choose numeric inputs with --x" if empty else None)
     return M[:, :-1], M[:, -1], cols, dropped
 
 

@@ -114,8 +114,14 @@ def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to 
 
     check_output(output, force)
     check_plot(plot, force)
+    if Path(save).exists() and not Path(save).is_dir():
+        raise UsageError(f"--save {save} is a file, not a folder")
     if Path(save).exists() and not force:
         raise UsageError(f"{save} exists", "pass --force to replace it")
+    import math
+
+    if not (math.isfinite(lr) and lr > 0):
+        raise UsageError(f"--lr must be a finite number > 0, not {lr}")
     S.deps()
     from mlx26.core.sr.train import TrainConfig, train
     from mlx26.core.sr.train import save as save_model

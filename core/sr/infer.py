@@ -120,7 +120,8 @@ def check_data(X: np.ndarray, y: np.ndarray, max_constants: int) -> None:
         raise InputError(f"{X.shape[1]} input columns, but the model reads at most {spec.MAX_VARS}",
                          "select at most 3 columns with --x")
     if not np.all(np.isfinite(y)):
-        raise InputError(f"the target has {int((~np.isfinite(y)).sum())} non-finite values (inf or nan)",
+        n_bad = int((~np.isfinite(y)).sum())
+        raise InputError(f"the target has {n_bad} non-finite value{'' if n_bad == 1 else 's'} (inf or nan)",
                          "drop or repair those rows")
     if not np.all(np.isfinite(X)):
         raise InputError("the inputs have non-finite values")
@@ -212,6 +213,8 @@ def search(X: np.ndarray, y: np.ndarray, *, model=None, sampler: str = "model", 
     if X.ndim == 1:
         X = X[:, None]
     check_data(X, y, max_constants)
+    if not (np.isfinite(parsimony) and parsimony >= 0):
+        raise InputError(f"--parsimony must be a finite number >= 0, not {parsimony}")
     if sampler == "model":
         if model is None:
             raise InputError("sampler 'model' needs a model")
@@ -238,6 +241,7 @@ def search(X: np.ndarray, y: np.ndarray, *, model=None, sampler: str = "model", 
     if not cands:
         raise RunFailure(f"none of the {len(raw)} sampled candidates is finite on the data",
                          "raise --candidates or check the data's scale")
-    best = min(cands, key=lambda c: (c.score, c.length))
+    # exact fits tie on the floored score: length, then FVU, decide, so the best is always on the front
+    best = min(cands, key=lambda c: (c.score, c.length, c.fvu))
     front = pareto(cands)
     return {"best": best, "pareto": front, "n_sampled": len(raw), "n_unique": len(seen), "n_fitted": len(cands)}

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from mlx26.core.common.errors import InputError
+from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.sr import spec
 from mlx26.core.sr.sampler import PriorConfig
 
@@ -104,6 +104,8 @@ def train(tc: TrainConfig, prior: PriorConfig | None = None, log=None, command: 
     from mlx26.core.sr.model import SPECIALS, FlashANSR, ModelConfig, n_parameters
     from mlx26.core.sr.sampler import vocabulary
 
+    if not (math.isfinite(tc.lr) and tc.lr > 0):
+        raise InputError(f"--lr must be a finite number > 0, not {tc.lr}")
     if tc.preset not in spec.PRESETS:
         from mlx26.core.common.errors import unknown_name
 
@@ -121,10 +123,12 @@ def train(tc: TrainConfig, prior: PriorConfig | None = None, log=None, command: 
     vi = {t: i + len(SPECIALS) for i, t in enumerate(vocab)}
     opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, weight_decay=0.01)
 
+    warmup = max(1, min(tc.warmup, tc.steps // 10))  # a short run still reaches its peak and decays
+
     def lr_at(step):
-        if step < tc.warmup:
-            return (step + 1) / tc.warmup
-        return 0.5 * (1 + math.cos(math.pi * (step - tc.warmup) / max(1, tc.steps - tc.warmup))) * 0.95 + 0.05
+        if step < warmup:
+            return (step + 1) / warmup
+        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, tc.steps - warmup))) * 0.95 + 0.05
 
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_at)
     rng = np.random.default_rng(tc.seed + 1)
@@ -143,6 +147,9 @@ def train(tc: TrainConfig, prior: PriorConfig | None = None, log=None, command: 
         opt.step()
         sched.step()
         losses.append(float(loss.detach()))
+        if not math.isfinite(losses[-1]):
+            raise RunFailure(f"the training loss became {losses[-1]} at step {step + 1}; nothing was saved",
+                             "lower --lr")
         if progress is not None:
             progress(step + 1, losses[-1])
         if (step + 1) % every == 0 or step == tc.steps - 1:
@@ -156,7 +163,7 @@ def train(tc: TrainConfig, prior: PriorConfig | None = None, log=None, command: 
         "prior": {"max_ops": prior.max_ops, "max_vars": prior.max_vars, "p_const": prior.p_const,
                   "max_len": prior.max_len, "max_constants": prior.max_constants, "operators": list(prior.operators),
                   "operator_weights": {o: spec.OPERATOR_WEIGHTS[o] for o in prior.operators}},
-        "train": {"steps": tc.steps, "batch": tc.batch, "lr": tc.lr, "warmup": tc.warmup, "seed": tc.seed,
+        "train": {"steps": tc.steps, "batch": tc.batch, "lr": tc.lr, "warmup": warmup, "seed": tc.seed,
                   "points": [tc.min_points, tc.max_points], "heldout_seed": HELDOUT_SEED, "heldout_affine": False,
                   "loss_first": round(first, 4), "loss_last": round(last, 4),
                   "loss_drop": round(1 - last / first, 4), "wall_s": round(time.time() - t0, 1), "curve": curve},
@@ -226,11 +233,18 @@ def load(model: str = spec.DEFAULT_MODEL):
     raw = (folder / "model.pt").read_bytes()
     if hashlib.sha256(raw).hexdigest() != manifest.get("weights_sha256"):
         raise InputError(f"{folder}/model.pt does not match its manifest (sha256)")
-    cfg = dict(manifest["config"])
-    cfg["vocab"] = tuple(cfg["vocab"])
     import io
 
-    model_ = FlashANSR(ModelConfig(**cfg))
-    model_.load_state_dict(torch.load(io.BytesIO(raw), weights_only=True))
+    try:
+        cfg = dict(manifest["config"])
+        cfg["vocab"] = tuple(cfg["vocab"])
+        model_ = FlashANSR(ModelConfig(**cfg))
+        model_.load_state_dict(torch.load(io.BytesIO(raw), weights_only=True))
+    except Exception as exc:  # a hand-edited manifest or a foreign model.pt: any failure is the folder's fault
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise InputError(f"{folder}: not a loadable 'sr train' model ({type(exc).__name__}: {first[:160]})",
+                         "retrain it with 'mlx26 sr train' or use the shipped model") from None
+    if not all(bool(torch.isfinite(p).all()) for p in model_.state_dict().values() if p.is_floating_point()):
+        raise InputError(f"{folder}/model.pt holds non-finite weights", "retrain it with a lower --lr")
     model_.eval()
     return model_, manifest

@@ -170,3 +170,51 @@ def test_subprocess_entry_point(mlx26_exe, subprocess_env):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert json.loads(p.stdout)["best"]["length"] >= 1
+
+
+def test_best_is_on_the_pareto_front_when_exact_fits_tie(run_cli, tmp_path):
+    # exact fits all floor at float32 eps; length then FVU must decide, so the best is a front row
+    for name, f in (("line", lambda x: 3 * x - 2), ("quad", lambda x: 3 * x * x + 1)):
+        x = np.linspace(-2, 2, 25)
+        path = tmp_path / f"{name}.csv"
+        path.write_text("x,y\n" + "".join(f"{a},{b}\n" for a, b in zip(x, f(x), strict=True)))
+        r = run_cli("sr", "fit", str(path), "--candidates", "64", "--format", "json", "-q")
+        assert r.code == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert out["best"]["expression"] in [p["expression"] for p in out["pareto"]], out
+
+
+def test_user_mistakes_are_input_errors(run_cli, tmp_path):
+    x = np.linspace(-2, 2, 12)
+    path = tmp_path / "d.csv"
+    path.write_text("id,name,x,y\n" + "".join(f"{i},n{i},{a},{2 * a}\n" for i, a in enumerate(x)))
+    r = run_cli("sr", "fit", str(path), "--x", "y", "--x", "x")
+    assert r.code == 2 and "cannot also be an input" in r.stderr
+    r = run_cli("sr", "fit", str(path), "--parsimony", "inf")
+    assert r.code == 2 and "--parsimony" in r.stderr
+    r = run_cli("sr", "fit", str(path), "--candidates", "32", "--format", "json")  # 'name' has no number
+    assert r.code == 0 and "left out non-numeric column(s) name" in r.stderr
+    assert json.loads(r.stdout)["columns"] == {"x1": "id", "x2": "x"}
+    (tmp_path / "afile").write_text("keep me")
+    r = run_cli("sr", "train", "--save", str(tmp_path / "afile"), "--force", "--steps", "2", "--pool", "40")
+    assert r.code == 2 and "is a file" in r.stderr and (tmp_path / "afile").read_text() == "keep me"
+    for lr in ("-1", "nan"):
+        r = run_cli("sr", "train", "--save", str(tmp_path / "m"), "--lr", lr, "--steps", "2", "--pool", "40")
+        assert r.code == 2 and "--lr" in r.stderr and not (tmp_path / "m").exists()
+
+
+def test_a_diverging_run_saves_nothing_and_broken_folders_are_refused(run_cli, tmp_path):
+    from mlx26.core.sr.train import WEIGHTS_DIR
+
+    r = run_cli("sr", "train", "--save", str(tmp_path / "m"), "--lr", "1e6", "--steps", "30", "--pool", "60",
+                "--batch", "4", "-q")
+    assert r.code == 1 and "loss became" in r.stderr and not (tmp_path / "m").exists()
+    _csv(tmp_path / "d.csv")
+    d = tmp_path / "noconfig"
+    d.mkdir()
+    man = json.loads((WEIGHTS_DIR / "tiny" / "manifest.json").read_text())
+    del man["config"]
+    (d / "manifest.json").write_text(json.dumps(man))
+    (d / "model.pt").write_bytes((WEIGHTS_DIR / "tiny" / "model.pt").read_bytes())
+    r = run_cli("sr", "fit", str(tmp_path / "d.csv"), "--target", "target", "--model", str(d))
+    assert r.code == 2 and "not a loadable 'sr train' model" in r.stderr and "Traceback" not in r.stderr
