@@ -225,10 +225,13 @@ def search(X: np.ndarray, y: np.ndarray, *, model=None, sampler: str = "model", 
         from mlx26.core.common.errors import unknown_name
 
         raise unknown_name("sampler", sampler, spec.SAMPLERS)
+    from mlx26.core.sr.sampler import _restriction
+
+    restriction = _restriction(operators)
     seen: set[str] = set()
     cands: list[Candidate] = []
     for i, r in enumerate(raw):
-        s = simplified_skeleton(r)
+        s = simplified_skeleton(r, operators=restriction)
         if s is None or n_constants(s) > max_constants:
             continue
         key = " ".join(s)

@@ -112,7 +112,13 @@ def accept(prefix: list[str], cfg: PriorConfig) -> bool:
             and n_constants(prefix) <= cfg.max_constants and all(t in vocab for t in prefix))
 
 
-def simplified_skeleton(raw: list[str]) -> list[str] | None:
+def simplified_skeleton(raw: list[str], operators=None) -> list[str] | None:
+    """The engine's simplification of a raw skeleton, variable-free subtrees folded to one constant.
+
+    With ``operators`` (a user's restriction), a simplification that brings in another operator (``x1 + x1``
+    -> ``2*x1`` under ``+`` only) is not taken: the folded raw skeleton is kept instead, so every result uses
+    only the allowed operators.
+    """
     from mlx26.core.simplify import simplify
     from mlx26.core.simplify.errors import ExpressionError
 
@@ -121,7 +127,21 @@ def simplified_skeleton(raw: list[str]) -> list[str] | None:
     except ExpressionError:
         return None
     folded = fold_constant_subtrees(s)
-    return s if folded == s else simplify(folded, mode="sound", mask_constants=True)
+    s = s if folded == s else simplify(folded, mode="sound", mask_constants=True)
+    if operators is None or uses_only(s, operators):
+        return s
+    kept = fold_constant_subtrees(raw)
+    return kept if uses_only(kept, operators) else None
+
+
+def _restriction(operators) -> tuple[str, ...] | None:
+    """None when every operator is allowed (the default prior: simplification may use any of them)."""
+    return None if set(spec.OPERATOR_WEIGHTS) <= set(operators) else tuple(operators)
+
+
+def uses_only(prefix: list[str], operators) -> bool:
+    allowed = set(operators)
+    return all(ARITY.get(t, 0) == 0 or t in allowed for t in prefix)
 
 
 def fold_constant_subtrees(prefix: list[str]) -> list[str]:
@@ -156,7 +176,7 @@ def skeletons(n: int, seed: int = 0, cfg: PriorConfig | None = None, max_tries: 
     limit = max_tries or 50 * n + 100
     while done < n and tries < limit:
         tries += 1
-        s = simplified_skeleton(random_skeleton(rng, cfg))
+        s = simplified_skeleton(random_skeleton(rng, cfg), operators=_restriction(cfg.operators))
         if s is not None and accept(s, cfg):
             done += 1
             yield s

@@ -218,3 +218,19 @@ def test_a_diverging_run_saves_nothing_and_broken_folders_are_refused(run_cli, t
     (d / "model.pt").write_bytes((WEIGHTS_DIR / "tiny" / "model.pt").read_bytes())
     r = run_cli("sr", "fit", str(tmp_path / "d.csv"), "--target", "target", "--model", str(d))
     assert r.code == 2 and "not a loadable 'sr train' model" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_operator_restriction_holds_after_simplification(run_cli, tmp_path):
+    # the engine rewrites x1 + x1 as 2*x1; under --operators + that rewrite must not be taken
+    x = np.linspace(-2, 2, 20)
+    path = tmp_path / "lin.csv"
+    path.write_text("x,y\n" + "".join(f"{a},{3 * a - 2}\n" for a in x))
+    r = run_cli("sr", "fit", str(path), "--operators", "+", "--candidates", "64", "--format", "json", "-q")
+    assert r.code == 0, r.stderr
+    out = json.loads(r.stdout)
+    for row in [out["best"], *out["pareto"]]:
+        assert set(row["skeleton"].split()) <= {"+", "x1", "<constant>"}, row
+    r = run_cli("sr", "sample", "--operators", "sin", "--operators", "+", "--n", "8", "--format", "jsonl", "-q")
+    assert r.code == 0
+    for line in r.stdout.splitlines():
+        assert set(json.loads(line)["prefix"].split()) <= {"sin", "+", "x1", "x2", "x3", "<constant>"}, line
