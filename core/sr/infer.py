@@ -36,11 +36,46 @@ class Candidate:
     def expression(self, digits: int = 6) -> str:
         from mlx26.core.simplify.parse import to_infix
 
-        return to_infix(numeric_prefix(self.skeleton, self.constants, digits))
+        return to_infix(readable_signs(numeric_prefix(self.skeleton, self.constants, digits)))
 
     def record(self) -> dict:
         return {"expression": self.expression(), "fvu": float(self.fvu), "length": self.length,
-                "score": round(float(self.score), 6), "skeleton": " ".join(self.skeleton)}
+                "score": round(float(self.score), 6), "skeleton": " ".join(self.skeleton),
+                "constants": [float(c) for c in self.constants]}  # full precision, in skeleton order
+
+
+def readable_signs(prefix: list[str]) -> list[str]:
+    """``a + (-2)`` -> ``a - 2`` and ``a - (-2)`` -> ``a + 2`` for printing (the value is unchanged)."""
+    from mlx26.core.simplify.ops import ARITY
+
+    def negative(tok: str) -> bool:
+        if ARITY.get(tok, 0) or not tok.startswith("-"):
+            return False
+        try:
+            return float(tok) < 0
+        except ValueError:
+            return False
+
+    def build(i: int) -> tuple[list, int]:
+        tok, a = prefix[i], ARITY.get(prefix[i], 0)
+        kids, j = [], i + 1
+        for _ in range(a):
+            kid, j = build(j)
+            kids.append(kid)
+        return [tok, *kids], j
+
+    def emit(node: list) -> list[str]:
+        tok, kids = node[0], node[1:]
+        if tok in ("+", "-") and len(kids) == 2:
+            a, b = kids
+            if len(b) == 1 and negative(b[0]):
+                return ["-" if tok == "+" else "+", *emit(a), b[0][1:]]
+            if tok == "+" and len(a) == 1 and negative(a[0]) and not (len(b) == 1 and negative(b[0])):
+                return ["-", *emit(b), a[0][1:]]
+        return [tok, *(t for k in kids for t in emit(k))]
+
+    tree, end = build(0)
+    return emit(tree) if end == len(prefix) else prefix
 
 
 def numeric_prefix(skeleton: list[str], constants, digits: int | None = None) -> list[str]:

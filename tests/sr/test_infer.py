@@ -139,3 +139,22 @@ def test_save_load_round_trip_and_version_check(tmp_path, tiny_random_model):
         train.load(str(tmp_path / "m"))
     with pytest.raises(InputError, match="Unknown model"):
         train.load(str(tmp_path / "nothing"))
+
+
+def test_printed_expression_keeps_the_value_with_readable_signs():
+    from mlx26.core.simplify.ops import evaluate
+    from mlx26.core.simplify.parse import parse_any, to_infix, tree_to_prefix
+    from mlx26.core.sr.infer import Candidate, numeric_prefix, readable_signs
+
+    X = np.random.default_rng(0).uniform(0.5, 2.0, size=(16, 2))
+    for sk, c in [("+ * <constant> x1 <constant>", [3.0, -2.0]), ("+ <constant> x1", [-2.5]),
+                  ("- x1 <constant>", [-1.25]), ("* <constant> + x1 <constant>", [3.0, -0.5]),
+                  ("+ x1 * <constant> x2", [-2.375]), ("+ <constant> <constant>", [-1.0, -2.0])]:
+        cand = Candidate(sk.split(), np.array(c), 0.0, len(sk.split()))
+        text = cand.expression()
+        assert "+ (-" not in text and "- (-" not in text, text
+        want = evaluate(numeric_prefix(sk.split(), np.array(c)), X)
+        got = evaluate(tree_to_prefix(parse_any(text)), X)
+        assert np.allclose(got, want), (sk, text)
+        assert cand.record()["constants"] == c
+    assert to_infix(readable_signs("+ * 3 x1 -2".split())) == "3*x1 - 2"
