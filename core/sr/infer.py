@@ -260,9 +260,9 @@ def search(X: np.ndarray, y: np.ndarray, *, model=None, sampler: str = "model", 
         from mlx26.core.common.errors import unknown_name
 
         raise unknown_name("sampler", sampler, spec.SAMPLERS)
-    from mlx26.core.sr.sampler import _restriction
+    from mlx26.core.sr.sampler import operator_restriction
 
-    restriction = _restriction(operators)
+    restriction = operator_restriction(operators)
     seen: set[str] = set()
     cands: list[Candidate] = []
     for i, r in enumerate(raw):

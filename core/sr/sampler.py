@@ -134,7 +134,7 @@ def simplified_skeleton(raw: list[str], operators=None) -> list[str] | None:
     return kept if uses_only(kept, operators) else None
 
 
-def _restriction(operators) -> tuple[str, ...] | None:
+def operator_restriction(operators) -> tuple[str, ...] | None:
     """None when every operator is allowed (the default prior: simplification may use any of them)."""
     return None if set(spec.OPERATOR_WEIGHTS) <= set(operators) else tuple(operators)
 
@@ -176,7 +176,7 @@ def skeletons(n: int, seed: int = 0, cfg: PriorConfig | None = None, max_tries: 
     limit = max_tries or 50 * n + 100
     while done < n and tries < limit:
         tries += 1
-        s = simplified_skeleton(random_skeleton(rng, cfg), operators=_restriction(cfg.operators))
+        s = simplified_skeleton(random_skeleton(rng, cfg), operators=operator_restriction(cfg.operators))
         if s is not None and accept(s, cfg):
             done += 1
             yield s
