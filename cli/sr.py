@@ -136,6 +136,9 @@ def train_cmd(save: Annotated[str, typer.Option("--save", help="Model folder to 
                                 progress=(lambda step, loss: bar.update(step, status=f"loss {loss:.3f}"))
                                 if bar.active else None)
     save_model(model, manifest, Path(save))
+    dc = manifest["data"]["decontam"]
+    notice(f"sr train: {dc['dropped']} of {dc['checked']} pool skeletons dropped as test-set skeletons ("
+           + (f"{dc['dropped_equiv']} of them by the equivalence layer)" if equiv else "hash layers only)"), quiet)
     t = manifest["train"]
     curves(plot, t.get("curve", []), title="sr train (SYNTHETIC prior; loss averaged over each 1/20 of the run)",
            force=force, quiet=quiet)
@@ -261,8 +264,12 @@ def eval_cmd(suite: Annotated[str, typer.Option("--suite", help="nguyen | nguyen
         notice(f"sr eval: {b} on {len(probs)} {suite} problems", quiet)
         rows += E.run_baseline(probs, b, seed=seed, budget=budget)
     tag = "SYNTHETIC" if suite == "synthetic" else "formula points"
+
+    def which(r: dict) -> dict:  # the model the flash-ansr/model rows used (a shipped name or a folder)
+        return {"model": model} if r["method"] == "flash-ansr/model" else {}
+
     if per_problem:
-        emit([{"data": tag, **r} for r in rows], output, fmt, force=force, title=f"sr eval {suite}")
+        emit([{"data": tag, **r, **which(r)} for r in rows], output, fmt, force=force, title=f"sr eval {suite}")
     else:
-        emit([{"data": tag, "suite": suite, **r} for r in E.summarise(rows)], output, fmt, force=force,
+        emit([{"data": tag, "suite": suite, **r, **which(r)} for r in E.summarise(rows)], output, fmt, force=force,
              title=f"sr eval {suite} ({tag}; candidates={candidates})")

@@ -234,3 +234,14 @@ def test_operator_restriction_holds_after_simplification(run_cli, tmp_path):
     assert r.code == 0
     for line in r.stdout.splitlines():
         assert set(json.loads(line)["prefix"].split()) <= {"sin", "+", "x1", "x2", "x3", "<constant>"}, line
+
+
+def test_eval_records_name_the_model_and_train_reports_its_decontamination(run_cli, tmp_path):
+    r = run_cli("sr", "eval", "--suite", "nguyen8", "--candidates", "8", "--sampler", "model", "--sampler", "prior",
+                "--format", "jsonl")
+    assert r.code == 0, r.stderr
+    recs = {x["method"]: x for x in map(json.loads, r.stdout.splitlines())}
+    assert recs["flash-ansr/model"]["model"] == "tiny" and "model" not in recs["flash-ansr/prior"]
+    r = run_cli("sr", "train", "--save", str(tmp_path / "m"), "--steps", "2", "--pool", "40", "--batch", "4",
+                "--format", "json")
+    assert r.code == 0 and "pool skeletons dropped as test-set skeletons" in r.stderr, r.stderr
