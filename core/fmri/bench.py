@@ -47,10 +47,11 @@ def compare(*, subjects: int = 8, runs: int = 1, frames: int = 64, size: int = 3
             ts_test = train.prepare(clips[held], s)
             model, info = train.pretrain(ts_train, steps=steps, seed=seed, dim=dim, log=log)
             ev = train.evaluate(model, ts_test, seed=seed, mean=ts_train.mean)
-            ts_all = train.prepare(clips, s)
-            emb = train.embed(model, ts_all)
-            emb0 = train.embed(train.build_model(clip, s, dim=dim, seed=seed), ts_all)
             probes = {}
+            if labels:
+                ts_all = train.prepare(clips, s)
+                emb = train.embed(model, ts_all)
+                emb0 = train.embed(train.build_model(clip, s, dim=dim, seed=seed), ts_all)
             for label in labels:
                 groups = meta["subject"] if GROUPED.get(label) else None
                 pre = train.probe(emb, meta[label], seed=seed, groups=groups)

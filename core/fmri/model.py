@@ -134,7 +134,10 @@ class DualPathMAE(nn.Module):
             h = h + delta
         pred = self.head(h)
         target = batch["cells"][sel]
-        sse = ((pred - target) ** 2).sum()
-        base = ((target - batch["mean"]) ** 2).sum()
+        diff = pred - target
+        sse = (diff * diff).sum()
+        with torch.no_grad():
+            ref = target - batch["mean"]
+            base = (ref * ref).sum()
         count = target.numel()
         return sse / max(count, 1), base / max(count, 1), count
