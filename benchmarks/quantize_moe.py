@@ -1,7 +1,7 @@
 """Benchmark of `mlx26 quantize-moe`: base alone vs base+LQER vs base+TileQ, and fused vs loop latency.
 
 Usage:  python benchmarks/quantize_moe.py [--json] [--bits 2 --bits 3] [--lqer-rank 8] [--threads 1]
-                                          [--only tiny|synthetic|latency] [--repeats 41]
+                                          [--only tiny|synthetic|latency|int4] [--repeats 41]
 
 In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; see docs/quantize-moe.md):
 1. tiny-moe (zoo, trained locally; 16 KB stdlib-code calibration; perplexity on the whole held-out split,
@@ -15,10 +15,19 @@ In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; s
    residual subspaces (mean cos², left/output and right/input side) against random subspaces (R/m, R/n).
 2. SYNTHETIC layers (E=8, 256×128, 4 outlier input channels ×20, upcycled experts W0 + ε·Δ_e):
    the same two comparisons for ε ∈ {0, 0.01, 1}.
-3. Latency of one experts forward (fused single pass vs loop over experts), T ∈ {256, 1024}, E=16,
-   H=128, D=192, top-2: base only, LQER (r=8) and TileQ (P=Q=1, r=32); medians of ``--repeats``
-   interleaved runs; "gemm floor" = the fused path's two grouped base GEMMs alone (no gather,
-   activation, scatter or correction), the arithmetic both paths must do.
+3. Latency of one experts forward (the "tileq" forward = single pass, or the loop below T·k = E; the single
+   pass alone; the loop over experts), T ∈ {1, 8, 32, 256, 1024}, in fp32 and in bf16 (weights, activations
+   and factors, both paths alike), E=16, H=128, D=192, top-2: base only, LQER (r=8) and TileQ (P=Q=1,
+   r=32); medians of ``--repeats`` interleaved runs; "gemm floor" = the single pass's two grouped base
+   GEMMs alone (no gather, activation, scatter or correction), the arithmetic both paths must do.
+4. The int4 runtime (``--runtime int4``: packed 4-bit codes through torch's int4 CPU kernel, bf16 activations):
+   tiny-moe at 4-bit RTN (group 64) + LQER r=8 — weight bytes the experts hold against fp32, perplexity on the
+   held-out split with dequantized fp32 weights and with int4, and layer 0's output error int4 vs dequantized
+   against the quantization error itself (dequantized vs full precision); then one experts forward
+   (the synthetic E=16, H=128, D=192, top-2 module, same quantization) for T in {1, 8, 32, 256, 1024}: int4
+   against the fp32 fused and loop paths, interleaved. Then ``--export``: tiny-moe at 4-bit symmetric RTN
+   (no correction) written as a compressed-tensors checkpoint, loaded back by transformers alone
+   (``AutoModelForCausalLM.from_pretrained``), its logits and perplexity against ours (fp32 and int4 runtimes).
 The anchors are in the same process; ratios are the figures (absolute times on a shared machine are noise).
 """
 
@@ -26,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import time
 
@@ -41,9 +49,13 @@ _TINY_KEYS = {"fp": "fp", "rtn": "rtn", "rtn+lqer": "lqer", "rtn+tileq(P=Q=1)": 
 
 def _figures(rows: list[dict]) -> dict:
     """The rows keyed for the claims ledger: tiny.<bits>bit.<method>, synthetic.<eps>, latency.T<T>.<variant>."""
-    out: dict = {"tiny": {}, "synthetic": {}, "latency": {}}
+    out: dict = {"tiny": {}, "synthetic": {}, "latency": {}, "int4": {}}
     for row in rows:
-        if row["section"] == "tiny-moe":
+        if row["section"] == "int4":
+            out["int4"]["tiny" if row["model"] == "tiny-moe" else f"T{row['tokens']}"] = row
+        elif row["section"] == "export":
+            out["export"] = row
+        elif row["section"] == "tiny-moe":
             name = row["method"].split("(r=")[0] if row["method"].startswith("rtn+lqer") else row["method"]
             if name == "per projection":
                 key = f"{row['module']}.{row['projection']}".replace(".", "_")
@@ -56,7 +68,8 @@ def _figures(rows: list[dict]) -> dict:
             out["synthetic"][{0.0: "identical", 0.01: "eps_0_01", 1.0: "independent"}[row["upcycle_eps"]]] = row
         else:
             variant = {"base only": "base", "lqer r=8": "lqer", "tileq P=Q=1 r=32": "tileq"}[row["variant"]]
-            out["latency"].setdefault(f"T{row['tokens']}", {})[variant] = row
+            section = "latency" if row["dtype"] == "float32" else f"latency_{row['dtype']}"
+            out.setdefault(section, {}).setdefault(f"T{row['tokens']}", {})[variant] = row
     return out
 
 
@@ -66,25 +79,21 @@ def _rms(values: list[float]) -> float:
 
 def _window_nll(trials) -> list[tuple[float, int]]:
     """(Σ NLL, tokens) per chunk of 8 consecutive 128-token windows of the held-out text (for paired errors)."""
-    from mlx26.core.quantize_moe import run
-    from mlx26.core.zoo.evaluate import token_nll
+    from mlx26.core.quantize_moe import evaluate, run
 
-    ids, step = trials.eval_ids, run.CONTEXT * 8
-    return [token_nll(trials.model, ids[i:i + step], trials.tokenizer.bos_token_id, run.CONTEXT)
-            for i in range(0, len(ids) - 1, step) if len(ids[i:i + step]) >= 2]
+    return evaluate.chunk_nll(trials.model, trials.eval_ids, trials.tokenizer.bos_token_id, run.CONTEXT)
 
 
 def _ppl(chunks: list[tuple[float, int]]) -> float:
-    return math.exp(sum(a for a, _ in chunks) / sum(b for _, b in chunks))
+    from mlx26.core.quantize_moe.evaluate import chunks_ppl
+
+    return chunks_ppl(chunks)
 
 
 def _paired(a: list[tuple[float, int]], b: list[tuple[float, int]]) -> tuple[float, float]:
-    """ln ppl(a) − ln ppl(b) and its standard error over the chunks (paired: same text for both)."""
-    n = sum(c for _, c in a)
-    d = [x - y for (x, _), (y, _) in zip(a, b, strict=True)]
-    mean = sum(d) / n
-    res = [di - mean * c for di, (_, c) in zip(d, a, strict=True)]
-    return mean, (sum(r * r for r in res) * len(res) / (len(res) - 1)) ** 0.5 / n
+    from mlx26.core.quantize_moe.evaluate import paired_delta
+
+    return paired_delta(a, b)
 
 
 def _trial(trials, cfg) -> tuple[list[dict], list[tuple[float, int]]]:
@@ -269,33 +278,140 @@ def latency(repeats: int) -> list[dict]:
         kern._gmm(g[:, :D].contiguous(), module.down_proj.transpose(1, 2), offs)
 
     rows = []
-    for T in (256, 1024):
-        x, idx, w = syn.routing(T, E, 2, H, seed=T)
-        for name, f in variants.items():
-            module.tileq_factors = f
-            with torch.inference_mode():
-                diff = float((kern.fused_experts_forward(module, x, idx, w)
-                              - kern.loop_experts_forward(module, x, idx, w)).abs().max())
-            t = time_forward({"fused": kern.fused_experts_forward, "loop": kern.loop_experts_forward,
-                              "floor": gemm_floor}, module, x, idx, w, repeats=repeats)
-            rows.append({"section": "latency", "tokens": T, "experts": E, "variant": name,
-                         "fused_ms": 1e3 * t["fused"], "loop_ms": 1e3 * t["loop"], "gemm_floor_ms": 1e3 * t["floor"],
-                         "fused_over_loop": t["fused"] / t["loop"], "floor_over_loop": t["floor"] / t["loop"],
-                         "max_abs_diff": diff})
-        # What the compensation itself costs on top of the base experts (the paper's latency claim
-        # compares low-rank paths): each variant minus "base only", per path, and TileQ's fused
-        # correction against per-expert LQER's looped one (the baseline it is meant to replace).
-        at_T = {row["variant"]: row for row in rows if row["tokens"] == T}
-        base = at_T["base only"]
-        for row in at_T.values():
-            if row is not base:
-                row["correction_fused_ms"] = row["fused_ms"] - base["fused_ms"]
-                row["correction_loop_ms"] = row["loop_ms"] - base["loop_ms"]
-        lqer_loop = at_T["lqer r=8"]["correction_loop_ms"]
-        for row in at_T.values():
-            if row is not base and lqer_loop > 0:
-                row["correction_fused_over_lqer_loop"] = row["correction_fused_ms"] / lqer_loop
+    fns = {"fused": kern.fused_experts_forward, "single": kern.single_pass_forward, "loop": kern.loop_experts_forward,
+           "floor": gemm_floor}
+    for dtype in (torch.float32, torch.bfloat16):
+        module.to(dtype)
+        for T in (1, 8, 32, 256, 1024):
+            x, idx, w = syn.routing(T, E, 2, H, seed=T)
+            x, w = x.to(dtype), w.to(dtype)
+            for name, f in variants.items():
+                module.tileq_factors = f
+                with torch.inference_mode():
+                    diff = float((kern.single_pass_forward(module, x, idx, w)
+                                  - kern.loop_experts_forward(module, x, idx, w)).abs().max())
+                t = time_forward(fns, module, x, idx, w, repeats=repeats)
+                rows.append({"section": "latency", "dtype": str(dtype).removeprefix("torch."), "tokens": T,
+                             "experts": E, "variant": name, "fused_ms": 1e3 * t["fused"],
+                             "single_pass_ms": 1e3 * t["single"], "loop_ms": 1e3 * t["loop"],
+                             "gemm_floor_ms": 1e3 * t["floor"], "fused_over_loop": t["fused"] / t["loop"],
+                             "single_pass_over_loop": t["single"] / t["loop"], "floor_over_loop": t["floor"] / t["loop"],
+                             "fell_back_to_loop": T * 2 < E, "max_abs_diff": diff})
+            # What the compensation itself costs on top of the base experts (the paper's latency claim
+            # compares low-rank paths): each variant minus "base only", per path, and TileQ's fused
+            # correction against per-expert LQER's looped one (the baseline it is meant to replace).
+            at_T = {row["variant"]: row for row in rows if row["tokens"] == T and row["dtype"] == rows[-1]["dtype"]}
+            base = at_T["base only"]
+            for row in at_T.values():
+                if row is not base:
+                    row["correction_fused_ms"] = row["fused_ms"] - base["fused_ms"]
+                    row["correction_loop_ms"] = row["loop_ms"] - base["loop_ms"]
+            lqer_loop = at_T["lqer r=8"]["correction_loop_ms"]
+            for row in at_T.values():
+                if row is not base and lqer_loop > 0:
+                    row["correction_fused_over_lqer_loop"] = row["correction_fused_ms"] / lqer_loop
+    module.to(torch.float32)
     return rows
+
+
+def int4(repeats: int, eval_bytes: int) -> list[dict]:
+    from mlx26.core.quantize_moe import lowrank, pipeline, quant
+    from mlx26.core.quantize_moe import run as qrun
+    from mlx26.core.quantize_moe import synthetic as syn
+    from mlx26.core.quantize_moe.evaluate import time_forward
+    from mlx26.kernels import quantize_moe as kern
+    from mlx26.kernels import quantize_moe_int4 as k4
+
+    proj = pipeline.PROJECTIONS
+    trials = qrun.Trials("tiny-moe", qrun.default_text("train", 16384), qrun.default_text("heldout", eval_bytes))
+    ppl_fp = trials.perplexity()
+    results = pipeline.quantize_layers(trials.experts, trials.stats, pipeline.Config(
+        bits=4, group_size=64, base="rtn", lowrank="lqer", rank=8))
+    pipeline.apply(trials.experts, results)
+    trials.model.set_experts_implementation("tileq")
+    st, (_, mod) = trials.stats[0], trials.experts[0]
+    x, idx, w = st.inputs[:1024], st.top_k_index[:1024].long(), st.top_k_weights[:1024]
+    with torch.inference_mode():
+        deq = kern.loop_experts_forward(mod, x, idx, w)
+        quantized = {p: getattr(mod, p).detach().clone() for p in proj}
+        factors, mod.tileq_factors = mod.tileq_factors, {}
+        for p in proj:
+            getattr(mod, p).data.copy_(trials.fp[0][p])
+        full = kern.loop_experts_forward(mod, x, idx, w)
+        for p in proj:
+            getattr(mod, p).data.copy_(quantized[p])
+        mod.tileq_factors = factors
+    ppl_deq = trials.perplexity()
+    sizes = pipeline.to_int4(trials.experts, [{p: r[p].quantized for p in proj} for r in results])
+    trials.model.set_experts_implementation("tileq_int4")
+    with torch.inference_mode():
+        out4 = k4.int4_experts_forward(mod, x, idx, w)
+    ppl_int4 = trials.perplexity()
+    rms = lambda t: float(t.pow(2).mean().sqrt())  # noqa: E731
+    rows = [{"section": "int4", "model": "tiny-moe", "bits": 4, "group_size": 64, "lowrank": "lqer r=8", **sizes,
+             "int4_over_fp32_codes_only": sizes["resident_int4_bytes"] / sizes["fp32_expert_bytes"],
+             "ppl_fp": ppl_fp, "ppl_dequantized": ppl_deq, "ppl_int4": ppl_int4,
+             "ppl_int4_over_dequantized": ppl_int4 / ppl_deq, "eval_tokens": len(trials.eval_ids),
+             "rms_int4_vs_dequantized": rms(out4 - deq), "rms_dequantized_vs_fp": rms(deq - full),
+             "int4_error_over_quantization_error": rms(out4 - deq) / rms(deq - full),
+             "max_abs_int4_vs_dequantized": float((out4 - deq).abs().max())}]
+    E, H, D = 16, 128, 192
+    fp_mod = syn.experts_module(E, H, D)
+    gen = torch.Generator().manual_seed(0)
+    lq = {p: lowrank.Factors(0.01 * torch.randn(E, m, 8, generator=gen), 0.01 * torch.randn(E, 8, n, generator=gen),
+                             None, torch.arange(E), torch.arange(E))
+          for p, (m, n) in (("gate_up_proj", (2 * D, H)), ("down_proj", (H, D)))}
+    codes = {p: quant.rtn(getattr(fp_mod, p).detach(), 4, 64) for p in proj}
+    with torch.no_grad():
+        for p in proj:
+            getattr(fp_mod, p).data.copy_(codes[p].dequantize())
+    fp_mod.tileq_factors = lq
+    i4_mod = syn.experts_module(E, H, D)
+    k4.attach(i4_mod, {p: k4.pack(c.codes, c.scale, c.zero, 4, 64, p) for p, c in codes.items()})
+    i4_mod.tileq_factors = lq
+    fns = {"fused": lambda _m, *a: kern.fused_experts_forward(fp_mod, *a),
+           "loop": lambda _m, *a: kern.loop_experts_forward(fp_mod, *a),
+           "int4": lambda _m, *a: k4.int4_experts_forward(i4_mod, *a)}
+    for T in (1, 8, 32, 256, 1024):
+        x, idx, w = syn.routing(T, E, 2, H, seed=T)
+        t = time_forward(fns, None, x, idx, w, repeats=repeats)
+        rows.append({"section": "int4", "model": "synthetic", "tokens": T, "experts": E, "variant": "lqer r=8",
+                     "fused_ms": 1e3 * t["fused"], "loop_ms": 1e3 * t["loop"], "int4_ms": 1e3 * t["int4"],
+                     "int4_over_fused": t["int4"] / t["fused"], "int4_over_loop": t["int4"] / t["loop"],
+                     "fused_over_loop": t["fused"] / t["loop"]})
+    rows.append(export_row(trials))
+    return rows
+
+
+def export_row(trials) -> dict:
+    import tempfile
+
+    from mlx26.core.quantize_moe import pipeline, storage
+    from mlx26.core.quantize_moe import run as qrun
+    from transformers import AutoModelForCausalLM
+
+    cfg = pipeline.Config(bits=4, group_size=64, lowrank="none", symmetric=True)
+    ids = torch.tensor([trials.eval_ids[:128]])
+    with tempfile.TemporaryDirectory() as tmp:
+        summary = qrun.run("tiny-moe", cfg, qrun.default_text("train", 16384), out=f"{tmp}/ours",
+                           export_to=f"{tmp}/ct")[-1]
+        theirs = AutoModelForCausalLM.from_pretrained(f"{tmp}/ct")
+        fp32, _ = storage.load(f"{tmp}/ours", "fp32")
+        int4_model, _ = storage.load(f"{tmp}/ours", "int4")
+        with torch.inference_mode():
+            got, ref, ref4 = (m(ids).logits for m in (theirs, fp32, int4_model))
+        ppl = {}
+        for name, m in (("transformers", theirs), ("ours_fp32", fp32), ("ours_int4", int4_model)):
+            trials.model = m
+            ppl[name] = trials.perplexity()
+    scale = float(ref.abs().max())
+    return {"section": "export", "model": "tiny-moe", "format": summary["export_format"],
+            "bits": 4, "symmetric": True, "group_size": 64, "export_bytes": summary["export_bytes"],
+            "export_projections": summary["export_projections"], "logits_tokens": int(ids.shape[1]),
+            "max_abs_logit_diff_vs_ours_fp32": float((got - ref).abs().max()),
+            "max_abs_logit_diff_vs_ours_int4": float((got - ref4).abs().max()), "logit_scale": scale,
+            "ppl_transformers": ppl["transformers"], "ppl_ours_fp32": ppl["ours_fp32"],
+            "ppl_ours_int4": ppl["ours_int4"], "eval_tokens": len(trials.eval_ids)}
 
 
 def main() -> None:
@@ -306,7 +422,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=41)
     parser.add_argument("--eval-bytes", type=int, default=1 << 20, help="held-out bytes (default: all 420 KB)")
-    parser.add_argument("--only", choices=("tiny", "synthetic", "latency"))
+    parser.add_argument("--only", choices=("tiny", "synthetic", "latency", "int4"))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
@@ -317,8 +433,10 @@ def main() -> None:
         rows += synthetic(args.lqer_rank)
     if args.only in (None, "latency"):
         rows += latency(args.repeats)
+    if args.only in (None, "int4"):
+        rows += int4(args.repeats, args.eval_bytes)
     header = {"cores": os.cpu_count(), "torch_threads": torch.get_num_threads(), "seconds": time.perf_counter() - t0}
-    if args.only is None:  # the claims ledger needs all three sections
+    if args.only is None:  # the claims ledger needs all four sections
         record("quantize_moe", {**_figures(rows), "torch_threads": header["torch_threads"],
                                 "seconds": header["seconds"]},
                data=[{"name": "tiny-moe", "source": "zoo tiny-moe (1.8 M parameters, trained locally on stdlib code; "

@@ -49,6 +49,7 @@ EXTRA_FOR_MODULE = {
     "faiss": "profile-memory",
     "ot": "rationality",
     "hqq": "quantize-moe",
+    "compressed_tensors": "quantize-moe",
     "bandit": "score-code",
     "miniwob": "rpa",
     "selenium": "rpa",

@@ -28,7 +28,7 @@ from mlx26.cli._io import (
     print_config_requested,
 )
 from mlx26.cli._plot import ForceOutPlotOpt, QuantizePlotOpt, check_plot, wrote
-from mlx26.core.quantize_moe.spec import BASES, BITS, CLUSTERS, LOWRANKS
+from mlx26.core.quantize_moe.spec import BASES, BITS, CLUSTERS, LOWRANKS, RUNTIMES
 
 # The terminal table shows these first, as many as fit (--columns all: every field; JSON/CSV carry all).
 TABLE = ("record", "layer", "projection", "rank", "err_base", "err_lowrank", "extra_bytes", "total_extra_bytes",
@@ -84,13 +84,23 @@ def quantize_moe(
     calib_bytes: Annotated[int, typer.Option("--calib-bytes", help="Bytes of default calibration text.", min=256, metavar="N")
                            ] = 16384,
     eval_ppl: Annotated[str | None, typer.Option("--eval-ppl", metavar="FILE|-|heldout",
-                                                 help="Perplexity text; 'heldout' = zoo stdlib-code held-out.")
+                                                 help="Perplexity text; 'heldout' = zoo stdlib-code held-out. The "
+                                                 "summary gives each perplexity and the paired Δln ppl ± its "
+                                                 "standard error over chunks of 8 windows.")
                         ] = None,
-    eval_bytes: Annotated[int, typer.Option("--eval-bytes", help="Bytes of held-out text for 'heldout'.", min=256, metavar="N")
-                          ] = 16384,
+    eval_bytes: Annotated[int | None, typer.Option("--eval-bytes", help="Bytes of held-out text for 'heldout' "
+                                                   "(default: the whole split).", min=256, metavar="N")] = None,
     bench_latency: Annotated[bool, typer.Option("--bench-latency", help="Time fused vs loop experts forward.")
                              ] = False,
     out: Annotated[str | None, typer.Option("--out", metavar="DIR", help="Save the quantized model here.")] = None,
+    runtime: Annotated[str, typer.Option("--runtime", metavar="TEXT", help="Evaluate on fp32 (dequantized "
+                                         "weights) | int4 (packed 4-bit weights, torch's int4 CPU kernel; "
+                                         "--bits 4, group size 32/64/128/256).")] = "fp32",
+    symmetric: Annotated[bool, typer.Option("--symmetric", help="Symmetric codes (zero point at the middle "
+                                            "code; rtn and gptq), the layout --export needs.")] = False,
+    export_to: Annotated[str | None, typer.Option("--export", metavar="DIR", help="Also write a compressed-tensors "
+                                                  "(pack-quantized) checkpoint that transformers loads as is; "
+                                                  "needs --bits 4 --symmetric --lowrank none.")] = None,
     plot: QuantizePlotOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
@@ -123,6 +133,7 @@ def quantize_moe(
     _choice("base", base, BASES)
     _choice("lowrank", lowrank, LOWRANKS)
     _choice("cluster", cluster, CLUSTERS)
+    _choice("runtime", runtime, RUNTIMES)
     if group_size < 2:
         raise UsageError(f"--group-size must be ≥ 2, got {group_size}.")
     if rank < 1:
@@ -145,7 +156,7 @@ def quantize_moe(
                              hint="drop --plot, or quantize the original model")
         # typer vendors its own click, so compare the parameter source by name
         given = [name for name in ("bits", "group_size", "base", "lowrank", "rank", "rows", "cols", "cluster",
-                                   "match_memory")
+                                   "match_memory", "symmetric")
                  if getattr(ctx.get_parameter_source(name), "name", "DEFAULT") not in ("DEFAULT", "DEFAULT_MAP")]
         if given:
             notice(f"quantize-moe: {model} is already quantized; it is only evaluated, so "
@@ -154,6 +165,13 @@ def quantize_moe(
         from mlx26.cli._errors import require
 
         require("hqq", "quantize-moe")
+    if export_to is not None:
+        from mlx26.cli._errors import ensure_installed
+
+        ensure_installed("compressed_tensors", "quantize-moe")
+        for other, name in ((out, "--out"), (output, "-o")):
+            if other not in (None, "-") and Path(other).absolute() == Path(export_to).absolute():
+                raise UsageError(f"--export and {name} name the same path.")
     from mlx26.core.zoo.registry import model_kind
 
     model_kind(model)  # an unknown name is an input error before torch loads (issue 31: fast errors)
@@ -165,7 +183,7 @@ def quantize_moe(
 
     torch.manual_seed(seed)
     cfg = pipeline.Config(bits=bits, group_size=group_size, base=base, lowrank=lowrank, rank=rank, rows=rows,
-                          cols=cols, cluster=cluster, match_lqer_rank=matched, seed=seed)
+                          cols=cols, cluster=cluster, match_lqer_rank=matched, seed=seed, symmetric=symmetric)
     if calib_text is None:
         calib_text = qrun.default_text("train", calib_bytes)
     if eval_ppl == "heldout":
@@ -174,7 +192,8 @@ def quantize_moe(
 
     with spinner(f"quantize-moe: loading {model}…", quiet=quiet) as say:
         records = qrun.run(model, cfg, calib_text, eval_text, bench_latency, out, force,
-                           warn=lambda m: notice(m, quiet), status=lambda text: say(f"quantize-moe: {text}"))
+                           warn=lambda m: notice(m, quiet), status=lambda text: say(f"quantize-moe: {text}"),
+                           runtime=runtime, export_to=export_to)
     if out is not None:
         notice(f"quantize-moe: saved the quantized model to {out}", quiet)
     if plot:

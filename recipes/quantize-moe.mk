@@ -28,10 +28,15 @@ smoke-quantize-moe: $(QMOE_DIR)/smoke.jsonl
 	test "$$(grep -c '"record": "projection"' $<)" = 4
 	$(PY) -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert all(x["extra_ratio_vs_lqer"] <= 1 and x["err_lowrank"] < x["err_base"] for x in r[:-1])' $<
 	$(MLX26) quantize-moe --model $(QMOE_DIR)/smoke-model --format json > /dev/null
-	@echo "smoke-quantize-moe: 4 projections quantized within LQER's memory; the saved model reloads"
+	$(MLX26) quantize-moe --bits 4 --symmetric --lowrank none --calib-bytes 2048 --runtime int4 --seed $(SEED) \
+	  --export $(QMOE_DIR)/smoke-export --quiet --force --format json -o $(QMOE_DIR)/smoke-int4.json
+	$(PY) -c 'import json,sys; s=json.load(open(sys.argv[1]))[-1]; assert s["resident_over_fp32"] <= 0.3, s' $(QMOE_DIR)/smoke-int4.json
+	$(PY) -P -c 'import sys; from transformers import AutoModelForCausalLM as M; M.from_pretrained(sys.argv[1])' $(QMOE_DIR)/smoke-export  # -P: the repo's kernels/ must not shadow HF's kernels package
+	@echo "smoke-quantize-moe: 4 projections quantized within LQER's memory; the saved model reloads;" \
+	  "int4 experts hold <= 0.3x fp32; the compressed-tensors export loads in transformers"
 
 demo-quantize-moe:
-	$(MLX26) quantize-moe --bits 3 --lowrank tileq --match-memory lqer:8 --eval-ppl heldout --seed $(SEED) --format table
+	$(MLX26) quantize-moe --bits 3 --lowrank tileq --match-memory lqer:8 --eval-ppl heldout --eval-bytes 16384 --seed $(SEED) --format table
 
 # Perplexity and errors: RTN alone, +LQER rank 8, +TileQ at LQER rank 8's memory (P, Q searched), for each of QMOE_BITS.
 $(QMOE_DIR)/rtn-%.jsonl:

@@ -33,6 +33,34 @@ def perplexity(model: Any, ids: list[int], bos_id: int, context: int = 128) -> f
     return math.exp(nats / n)
 
 
+def chunk_nll(model: Any, ids: list[int], bos_id: int, context: int = 128, windows: int = 8) -> list[tuple[float, int]]:
+    """(Σ NLL, tokens) per chunk of ``windows`` consecutive ``context``-token windows (each from ``<|bos|>``):
+    the units of the paired standard error (:func:`paired_delta`); :func:`chunks_ppl` pools them."""
+    from mlx26.core.zoo.evaluate import token_nll
+
+    if len(ids) < 2:
+        raise InputError("the perplexity text is too short (fewer than 2 tokens).")
+    step = context * windows
+    return [token_nll(model, ids[i:i + step], bos_id, context) for i in range(0, len(ids) - 1, step)
+            if len(ids[i:i + step]) >= 2]
+
+
+def chunks_ppl(chunks: list[tuple[float, int]]) -> float:
+    return math.exp(sum(a for a, _ in chunks) / sum(b for _, b in chunks))
+
+
+def paired_delta(a: list[tuple[float, int]], b: list[tuple[float, int]]) -> tuple[float, float]:
+    """ln ppl(a) − ln ppl(b) on the same text, and its standard error over the chunks (a ratio estimator:
+    the chunk residuals d_i − Δ·n_i, with the n/(n−1) correction); nan with fewer than 2 chunks."""
+    n = sum(c for _, c in a)
+    d = [x - y for (x, _), (y, _) in zip(a, b, strict=True)]
+    mean = sum(d) / n
+    if len(d) < 2:
+        return mean, float("nan")
+    res = [di - mean * c for di, (_, c) in zip(d, a, strict=True)]
+    return mean, (sum(r * r for r in res) * len(res) / (len(res) - 1)) ** 0.5 / n
+
+
 def time_forward(fns: dict[str, Any], module: Any, x: torch.Tensor, idx: torch.Tensor, w: torch.Tensor,
                  repeats: int = 7) -> dict[str, float]:
     """Median seconds of each experts forward ``fn(module, x, idx, w)``, runs interleaved."""
@@ -56,3 +84,16 @@ def latency(module: Any, x: torch.Tensor, idx: torch.Tensor, w: torch.Tensor, re
     return {"tokens": int(x.shape[0]), "experts": int(module.gate_up_proj.shape[0]), "fused_ms": 1e3 * t["fused"],
             "loop_ms": 1e3 * t["loop"], "fused_over_loop": t["fused"] / t["loop"],
             "threads": torch.get_num_threads()}
+
+
+def int4_latency(module: Any, x: torch.Tensor, idx: torch.Tensor, w: torch.Tensor, fp32: dict[str, Any] | None = None,
+                 repeats: int = 7) -> dict[str, Any]:
+    """Median time of the int4 experts forward; with ``fp32`` (:func:`latency` of the same module before its
+    weights were packed, so not interleaved with it) also its ratios to the fp32 fused and loop forwards."""
+    from mlx26.kernels import quantize_moe_int4 as k4
+
+    t = 1e3 * time_forward({"int4": k4.int4_experts_forward}, module, x, idx, w, repeats)["int4"]
+    out: dict[str, Any] = {"tokens": int(x.shape[0]), "int4_ms": t, "threads": torch.get_num_threads()}
+    if fp32:
+        out.update(int4_over_fused=t / fp32["fused_ms"], int4_over_loop=t / fp32["loop_ms"])
+    return out

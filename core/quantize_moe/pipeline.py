@@ -37,6 +37,7 @@ class Config:
     rounds: int = 3
     factor_bytes: int = 2  # float16 storage
     seed: int = 0
+    symmetric: bool = False  # zero point at the middle code (the layout compressed-tensors / GPTQ checkpoints use)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,6 +60,8 @@ def validate(cfg: Config, shapes: list[tuple[int, int, int]]) -> None:
         raise InputError(f"unknown --cluster '{cfg.cluster}'.", "choose one of: " + ", ".join(CLUSTERS))
     if cfg.rounds < 1:
         raise InputError(f"rounds must be ≥ 1, got {cfg.rounds}.")
+    if cfg.symmetric and cfg.base == "hqq":
+        raise InputError("--symmetric applies to --base rtn and gptq (HQQ fits its own zero points).")
     for E, m, n in shapes:
         quant.check_bits_group(cfg.bits, cfg.group_size, n, f"a {m}×{n} expert projection")
         if cfg.lowrank == "none":
@@ -77,7 +80,8 @@ def validate(cfg: Config, shapes: list[tuple[int, int, int]]) -> None:
 def quantize_projection(W: torch.Tensor, stats: Any, cfg: Config) -> ProjResult:
     """Base quantization + correction of one projection's stacked expert weights (E, m, n)."""
     E, m, n = W.shape
-    q = quant.quantize(W, cfg.base, cfg.bits, cfg.group_size, stats.hessians if cfg.base == "gptq" else None)
+    q = quant.quantize(W, cfg.base, cfg.bits, cfg.group_size, stats.hessians if cfg.base == "gptq" else None,
+                       cfg.symmetric)
     Wq = q.dequantize()
     R = W.float() - Wq
     s = lowrank.activation_scale(stats.abs_sum, stats.count)
@@ -156,6 +160,26 @@ def quantize_layers(experts: list[tuple[str, Any]], stats: list[LayerStats], cfg
             results[proj] = res
         out.append(results)
     return out
+
+
+def to_int4(experts: list[tuple[str, Any]], quantized: list[dict[str, Any]]) -> dict[str, Any]:
+    """Replace the experts' fp32 base weights by packed int4 codes (the ``tileq_int4`` forward); factors stay.
+
+    ``quantized`` holds, per experts module, each projection's :class:`.quant.Quantized`. Returns what the
+    experts now hold, counted from their tensors: int4 codes and scales, correction factors, and the ratio
+    of both together to the fp32 weights they replace."""
+    from mlx26.kernels import quantize_moe_int4 as k4
+
+    k4.register()
+    for (name, module), q in zip(experts, quantized, strict=True):
+        k4.attach(module, {p: k4.pack(q[p].codes, q[p].scale, q[p].zero, q[p].bits, q[p].group_size, f"{name}.{p}")
+                           for p in PROJECTIONS})
+    sizes = [k4.resident_bytes(m) for _, m in experts]
+    total = {k: sum(s[k] for s in sizes) for k in sizes[0]}
+    held = total["int4_bytes"] + total["factor_bytes"]
+    return {"resident_expert_bytes": held, "resident_int4_bytes": total["int4_bytes"],
+            "resident_factor_bytes": total["factor_bytes"], "fp32_expert_bytes": total["fp32_bytes"],
+            "resident_over_fp32": held / total["fp32_bytes"]}
 
 
 def apply(experts: list[tuple[str, Any]], results: list[dict[str, ProjResult]]) -> None:

@@ -58,9 +58,14 @@ def check_bits_group(bits: int, group_size: int, n: int, what: str = "weight") -
                          "choose a group size that divides every expert projection's input dimension")
 
 
-def _group_params(w: torch.Tensor, bits: int, g: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _group_params(w: torch.Tensor, bits: int, g: int, symmetric: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     *lead, m, n = w.shape
     grouped = w.reshape(*lead, m, n // g, g)
+    if symmetric:  # GPTQ's and compressed-tensors' convention: zero at the middle code, scale 2·max|w| / (2^b − 1)
+        amax = grouped.abs().amax(-1)
+        scale = (2 * amax / (2 ** bits - 1)).clamp(min=1e-8).to(torch.float16).float()
+        scale = torch.where(scale > 0, scale, torch.full_like(scale, 6e-5))
+        return scale, torch.full_like(scale, float(2 ** (bits - 1)))
     wmin = grouped.amin(-1).clamp(max=0.0)
     wmax = grouped.amax(-1).clamp(min=0.0)
     qmax = 2 ** bits - 1
@@ -77,24 +82,24 @@ def _codes(w: torch.Tensor, scale: torch.Tensor, zero: torch.Tensor, bits: int, 
     return q.reshape(*lead, m, n)
 
 
-def rtn(w: torch.Tensor, bits: int, group_size: int) -> Quantized:
-    """Round-to-nearest, asymmetric, one (scale, zero) per group of input channels."""
+def rtn(w: torch.Tensor, bits: int, group_size: int, symmetric: bool = False) -> Quantized:
+    """Round-to-nearest, one (scale, zero) per group of input channels; asymmetric, or symmetric (zero = 2^(b−1))."""
     check_bits_group(bits, group_size, w.shape[-1])
     w = w.float()
-    scale, zero = _group_params(w, bits, group_size)
+    scale, zero = _group_params(w, bits, group_size, symmetric)
     codes = _codes(w, scale, zero, bits, group_size)
     return Quantized(codes.to(torch.uint8), scale.half(), zero.half(), bits, group_size)
 
 
 def gptq(w: torch.Tensor, hessian: torch.Tensor | None, bits: int, group_size: int, damp: float = 0.01,
-         block: int = 128) -> Quantized:
+         block: int = 128, symmetric: bool = False) -> Quantized:
     """GPTQ of one (m, n) matrix with calibration Hessian (n, n); ``None`` (no tokens) → RTN."""
     check_bits_group(bits, group_size, w.shape[-1])
     if hessian is None:
-        return rtn(w, bits, group_size)
+        return rtn(w, bits, group_size, symmetric)
     W = w.double().clone()
     m, n = W.shape
-    scale, zero = _group_params(w.float(), bits, group_size)
+    scale, zero = _group_params(w.float(), bits, group_size, symmetric)
     sc, zr = scale.double(), zero.double()
     H = hessian.double().clone()
     dead = torch.diag(H) == 0
@@ -140,15 +145,17 @@ def hqq(w: torch.Tensor, bits: int, group_size: int) -> Quantized:
 
 
 def quantize(w: torch.Tensor, base: str, bits: int, group_size: int,
-             hessians: list[torch.Tensor | None] | None = None) -> Quantized:
+             hessians: list[torch.Tensor | None] | None = None, symmetric: bool = False) -> Quantized:
     """Quantize stacked expert weights (E, m, n) with ``base``; GPTQ takes one Hessian per expert."""
     if base == "rtn":
-        return rtn(w, bits, group_size)
+        return rtn(w, bits, group_size, symmetric)
     if base == "hqq":
+        if symmetric:
+            raise InputError("--symmetric applies to --base rtn and gptq (HQQ fits its own zero points).")
         return hqq(w, bits, group_size)
     if base == "gptq":
         hs = hessians if hessians is not None else [None] * w.shape[0]
-        parts = [gptq(w[e], hs[e], bits, group_size) for e in range(w.shape[0])]
+        parts = [gptq(w[e], hs[e], bits, group_size, symmetric=symmetric) for e in range(w.shape[0])]
         return Quantized(torch.stack([p.codes for p in parts]), torch.stack([p.scale for p in parts]),
                          torch.stack([p.zero for p in parts]), bits, group_size)
     raise InputError(f"unknown base quantizer '{base}'.", "choose one of: " + ", ".join(BASES))

@@ -4,7 +4,7 @@ Orchestrates our TileQ reconstruction (Gu, Chen, Hu, Liu, ICML 2026, arXiv 2605.
 :mod:`.lowrank` for the reconstructed parts). Returns one record per layer and projection and a
 final summary record (perplexities, total extra memory, latency). Default calibration text: the
 first ``calib_bytes`` of the zoo's ``stdlib-code`` *train* split; default evaluation text (when
-asked for with ``heldout``): the first ``eval_bytes`` of its *held-out* split.
+asked for with ``heldout``): its whole *held-out* split, or its first ``eval_bytes``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from mlx26.core.quantize_moe import calibrate, evaluate, pipeline, storage
 CONTEXT = 128
 
 
-def default_text(split: str, max_bytes: int) -> str:
+def default_text(split: str, max_bytes: int | None) -> str:
     from mlx26.core.zoo import corpus
 
     return corpus("stdlib-code").text(split, max_bytes=max_bytes)
@@ -37,23 +37,46 @@ def _ids(tokenizer: Any, text: str, what: str) -> list[int]:
 def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str | None = None,
         bench_latency: bool = False, out: str | None = None, force: bool = False,
         warn: Callable[[str], None] = lambda _m: None,
-        status: Callable[[str], None] = lambda _m: None) -> list[dict[str, Any]]:
-    """Quantize ``model_spec``'s experts and measure them; ``status(text)`` is told each phase (a display)."""
+        status: Callable[[str], None] = lambda _m: None, runtime: str = "fp32",
+        export_to: str | None = None) -> list[dict[str, Any]]:
+    """Quantize ``model_spec``'s experts and measure them; ``status(text)`` is told each phase (a display).
+
+    ``runtime="int4"`` evaluates (and times) the quantized model on packed int4 weights instead of
+    dequantized fp32 ones; the saved folder is the same either way. ``export_to`` also writes a
+    compressed-tensors checkpoint transformers loads as is (:mod:`.export`)."""
     from mlx26.core.zoo import load_model, load_tokenizer
 
     if storage.is_quantized_dir(model_spec):
+        if export_to is not None:
+            raise InputError(f"{model_spec} is already quantized and only evaluated; --export needs the original "
+                             "model.", "quantize the original model with --export")
         if out is not None:
             raise InputError(f"{model_spec} is already quantized: it is only evaluated, so --out would write "
                              "nothing.", "quantize the original model with --out, or drop --out")
-        return [evaluate_saved(model_spec, eval_text, bench_latency, calib_text)]
+        return [evaluate_saved(model_spec, eval_text, bench_latency, calib_text, runtime)]
     if out is not None:
         storage.check_target(out, force, source=model_spec)
+    if export_to is not None:
+        from mlx26.core.quantize_moe import export
+
+        export.check(cfg, "mixtral")  # the options first; the architecture once the model is loaded
+        storage.check_target(export_to, force, source=model_spec, what="quantize-moe export",
+                             ours=export.is_export_dir)
     status(f"loading {model_spec}…")
     model = load_model(model_spec)
     experts = calibrate.find_experts(model)
     calibrate.check_finite(experts, model)
     shapes = [tuple(getattr(m, p).shape) for _, m in experts for p in pipeline.PROJECTIONS]
     pipeline.validate(cfg, shapes)
+    if export_to is not None:
+        export.check(cfg, model.config.model_type)
+    if runtime == "int4":  # before any work: the kernel's limits on bits, groups and shapes
+        from mlx26.kernels.quantize_moe_int4 import check
+
+        for (name, m) in experts:
+            for p in pipeline.PROJECTIONS:
+                _, rows_out, cols_in = getattr(m, p).shape
+                check(cfg.bits, cfg.group_size, rows_out, cols_in, f"{name}.{p}")
     tokenizer = load_tokenizer(model_spec)
     bos = tokenizer.bos_token_id
     calib_ids = _ids(tokenizer, calib_text, "calibration")
@@ -66,7 +89,8 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
     if eval_ids is not None:
         summary["eval_tokens"] = len(eval_ids)
         status(f"perplexity of the full-precision model on {len(eval_ids)} tokens…")
-        summary["ppl_fp"] = evaluate.perplexity(model, eval_ids, bos, CONTEXT)
+        fp_chunks = evaluate.chunk_nll(model, eval_ids, bos, CONTEXT)
+        summary["ppl_fp"] = evaluate.chunks_ppl(fp_chunks)
     done, todo = [0], len(experts) * len(pipeline.PROJECTIONS)
 
     def quantizing(name: str) -> None:
@@ -76,18 +100,43 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
     results = pipeline.quantize_layers(experts, stats, cfg, quantizing)
     pipeline.apply(experts, results)
     model.set_experts_implementation("tileq")
+    if export_to is not None:
+        from mlx26.core._version import __version__
+
+        status(f"exporting to {export_to}…")
+        summary.update(export.export(export_to, model, tokenizer, experts,
+                                     [{p: res[p].quantized for p in pipeline.PROJECTIONS} for res in results],
+                                     {"mlx26_version": __version__, "model": model_spec, "options": cfg.to_dict()}))
+    if bench_latency:
+        st, (_, module) = stats[0], experts[0]
+        n = min(len(st.inputs), 1024)
+        status("timing the fused and the loop experts forward…")
+        summary["latency"] = evaluate.latency(module, st.inputs[:n], st.top_k_index[:n], st.top_k_weights[:n])
+    summary["runtime"] = runtime
+    if runtime == "int4":
+        summary.update(_int4(model, experts, [{p: res[p].quantized for p in pipeline.PROJECTIONS} for res in results]))
+        if bench_latency:
+            fp32 = summary["latency"]
+            summary["latency"] = {**fp32, **evaluate.int4_latency(experts[0][1], st.inputs[:n], st.top_k_index[:n],
+                                                                  st.top_k_weights[:n], fp32)}
     if eval_ids is not None:
         status("perplexity of the quantized model…")
+        base_chunks = None
         if cfg.lowrank != "none":
             saved = [m.tileq_factors for _, m in experts]
             for _, m in experts:
                 m.tileq_factors = {}
-            summary["ppl_base"] = evaluate.perplexity(model, eval_ids, bos, CONTEXT)
+            base_chunks = evaluate.chunk_nll(model, eval_ids, bos, CONTEXT)
             for (_, m), f in zip(experts, saved, strict=True):
                 m.tileq_factors = f
-        summary["ppl_quantized"] = evaluate.perplexity(model, eval_ids, bos, CONTEXT)
-        if cfg.lowrank == "none":
-            summary["ppl_base"] = summary["ppl_quantized"]
+        q_chunks = evaluate.chunk_nll(model, eval_ids, bos, CONTEXT)
+        base_chunks = base_chunks or q_chunks
+        summary["ppl_base"] = evaluate.chunks_ppl(base_chunks)
+        summary["ppl_quantized"] = evaluate.chunks_ppl(q_chunks)
+        # paired over chunks of 8 windows of the same text: the standard error of each difference
+        for name, (a, b) in {"quantized_vs_fp": (q_chunks, fp_chunks), "base_vs_fp": (base_chunks, fp_chunks),
+                             "quantized_vs_base": (q_chunks, base_chunks)}.items():
+            summary[f"dlnppl_{name}"], summary[f"dlnppl_{name}_se"] = evaluate.paired_delta(a, b)
     records = [res[p].record | {"record": "projection"} for res in results for p in pipeline.PROJECTIONS]
     if cfg.match_lqer_rank is not None:  # --rank was not used: each projection's rank was matched
         summary["rank"] = None
@@ -96,11 +145,6 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
     summary["total_lqer_bytes"] = sum(r["lqer_bytes"] for r in records)
     summary["total_base_bytes"] = sum(r["base_bytes"] for r in records)
     summary["fp32_expert_bytes"] = sum(4 * r["experts"] * r["m"] * r["n"] for r in records)
-    if bench_latency:
-        st, (_, module) = stats[0], experts[0]
-        n = min(len(st.inputs), 1024)
-        status("timing the fused and the loop experts forward…")
-        summary["latency"] = evaluate.latency(module, st.inputs[:n], st.top_k_index[:n], st.top_k_weights[:n])
     if out is not None:
         from mlx26.core._version import __version__
 
@@ -112,26 +156,38 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
     return [*records, summary]
 
 
-def evaluate_saved(path: str, eval_text: str | None, bench_latency: bool, calib_text: str) -> dict[str, Any]:
+def _int4(model: Any, experts: list[tuple[str, Any]], quantized: list[dict[str, Any]]) -> dict[str, Any]:
+    sizes = pipeline.to_int4(experts, quantized)
+    model.set_experts_implementation("tileq_int4")
+    return sizes
+
+
+def evaluate_saved(path: str, eval_text: str | None, bench_latency: bool, calib_text: str,
+                   runtime: str = "fp32") -> dict[str, Any]:
     """Reload a directory written by ``--out`` and measure it (no re-quantization)."""
     from mlx26.core.zoo import load_tokenizer
 
-    model, meta = storage.load(path)
+    model, meta = storage.load(path, runtime)
     tokenizer = load_tokenizer(path)
     records = meta.get("records", [])
     summary: dict[str, Any] = {"record": "summary", "model": path, "reloaded": True, **meta.get("options", {}),
-                               "total_extra_bytes": sum(r["extra_bytes"] for r in records)}
+                               "total_extra_bytes": sum(r["extra_bytes"] for r in records), "runtime": runtime}
+    if runtime == "int4":
+        summary.update(meta.pop("int4_sizes"))
     if eval_text is not None:
         ids = _ids(tokenizer, eval_text, "evaluation")
         summary["eval_tokens"] = len(ids)
-        summary["ppl_quantized"] = evaluate.perplexity(model, ids, tokenizer.bos_token_id, CONTEXT)
+        summary["ppl_quantized"] = evaluate.chunks_ppl(evaluate.chunk_nll(model, ids, tokenizer.bos_token_id, CONTEXT))
     if bench_latency:
         experts = calibrate.find_experts(model)
         ids = _ids(tokenizer, calib_text, "calibration")
         st = calibrate.capture(model, experts[:1], evaluate.token_batches(ids, tokenizer.bos_token_id, CONTEXT))
         x, idx, w = (torch.cat([r[i].reshape(-1, r[i].shape[-1]) for r in st[experts[0][0]]]) for i in range(3))
         n = min(len(x), 1024)
-        summary["latency"] = evaluate.latency(experts[0][1], x[:n], idx[:n].long(), w[:n])
+        if runtime == "int4":
+            summary["latency"] = evaluate.int4_latency(experts[0][1], x[:n], idx[:n].long(), w[:n])
+        else:
+            summary["latency"] = evaluate.latency(experts[0][1], x[:n], idx[:n].long(), w[:n])
     return summary
 
 

@@ -8,3 +8,4 @@ BITS = (2, 3, 4, 8)
 BASES = ("rtn", "gptq", "hqq")
 LOWRANKS = ("none", "lqer", "tileq")
 CLUSTERS = ("index", "activation")
+RUNTIMES = ("fp32", "int4")  # fp32: dequantized weights; int4: packed codes through torch's int4 CPU kernel

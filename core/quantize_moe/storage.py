@@ -12,6 +12,7 @@ older directory intact; an existing target needs ``force``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,8 @@ FORMAT = "mlx26-quantize-moe/1"
 PROJ = ("gate_up_proj", "down_proj")
 
 
-def check_target(path: str, force: bool, source: str | None = None) -> None:
+def check_target(path: str, force: bool, source: str | None = None, what: str = "quantize-moe output",
+                 ours: Callable[[str], bool] | None = None) -> None:
     """Refuse, before any work, an --out folder that cannot be written or that would lose user data.
 
     ``--force`` only replaces an earlier quantize-moe output (a folder holding ``quantize_moe.json``)
@@ -47,9 +49,9 @@ def check_target(path: str, force: bool, source: str | None = None) -> None:
     if p.exists():
         if not force:
             raise InputError(f"{path} already exists.", "pass --force to replace it")
-        if any(p.iterdir()) and not is_quantized_dir(path):
-            raise InputError(f"refusing to replace {path}: it is not empty and is not a quantize-moe output "
-                             "(no quantize_moe.json).", "give a new folder name or empty this one")
+        if any(p.iterdir()) and not (ours or is_quantized_dir)(path):
+            raise InputError(f"refusing to replace {path}: it is not empty and is not a {what}.",
+                             "give a new folder name or empty this one")
 
 
 def _factor_tensors(prefix: str, f: Factors | None, dtype: torch.dtype) -> dict[str, torch.Tensor]:
@@ -106,8 +108,11 @@ def is_quantized_dir(path: str) -> bool:
     return (Path(path) / "quantize_moe.json").is_file()
 
 
-def load(path: str) -> tuple[Any, dict[str, Any]]:
-    """(model with dequantized experts, factors attached and the fused forward selected, metadata)."""
+def load(path: str, runtime: str = "fp32") -> tuple[Any, dict[str, Any]]:
+    """(model with dequantized experts, factors attached and the fused forward selected, metadata).
+
+    ``runtime="int4"``: the experts keep packed int4 codes (``tileq_int4`` forward) instead of dequantized
+    fp32 weights; ``meta["int4_sizes"]`` then holds what they occupy (:func:`.pipeline.to_int4`)."""
     folder = Path(path)
     try:
         meta = json.loads((folder / "quantize_moe.json").read_text(encoding="utf-8"))
@@ -120,13 +125,13 @@ def load(path: str) -> tuple[Any, dict[str, Any]]:
     from safetensors import SafetensorError
 
     try:
-        return _load(path, folder, meta)
+        return _load(path, folder, meta, runtime)
     except (KeyError, TypeError, IndexError, RuntimeError, SafetensorError) as exc:  # damaged or edited folder
         raise InputError(f"{path}/quantize_moe.json does not match the saved tensors "
                          f"({type(exc).__name__}: {exc}).", "rewrite the folder with mlx26 quantize-moe --out") from None
 
 
-def _load(path: str, folder: Path, meta: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+def _load(path: str, folder: Path, meta: dict[str, Any], runtime: str = "fp32") -> tuple[Any, dict[str, Any]]:
     from mlx26.kernels import quantize_moe as kern
     from safetensors.torch import load_file
     from transformers import AutoConfig, AutoModelForCausalLM
@@ -138,9 +143,12 @@ def _load(path: str, folder: Path, meta: dict[str, Any]) -> tuple[Any, dict[str,
     modules = dict(model.named_modules())
     expected_missing = set()
     kern.register()
+    int4_codes: list[dict[str, quant.Quantized]] = []
     for i, entry in enumerate(meta["layers"]):
         module = modules[entry["module"]]
         factors: dict[str, Factors | None] = {}
+        codes_here: dict[str, quant.Quantized] = {}
+        int4_codes.append(codes_here)
         for p in PROJ:
             info, key = entry[p], f"{i}.{p}"
             expected_missing.add(f"{entry['module']}.{p}")
@@ -152,8 +160,10 @@ def _load(path: str, folder: Path, meta: dict[str, Any]) -> tuple[Any, dict[str,
                 if not bool(torch.isfinite(tensors[f"{key}.{part}"]).all()):
                     raise InputError(f"{path}/experts.safetensors: {key}.{part} has NaN/infinite values.",
                                      "rewrite the folder with mlx26 quantize-moe --out")
-            with torch.no_grad():
-                getattr(module, p).data.copy_(q.dequantize())
+            codes_here[p] = q
+            if runtime != "int4":
+                with torch.no_grad():
+                    getattr(module, p).data.copy_(q.dequantize())
             factors[p] = None
             if info["has_factors"]:
                 for part in ("U", "V", *(("core",) if info["has_core"] else ())):
@@ -170,5 +180,11 @@ def _load(path: str, folder: Path, meta: dict[str, Any]) -> tuple[Any, dict[str,
                            f"unexpected {sorted(unexpected)[:3]}).")
     model.tie_weights()
     model.set_experts_implementation("tileq")
+    if runtime == "int4":
+        from mlx26.core.quantize_moe.pipeline import to_int4
+
+        experts = [(entry["module"], modules[entry["module"]]) for entry in meta["layers"]]
+        meta["int4_sizes"] = to_int4(experts, int4_codes)
+        model.set_experts_implementation("tileq_int4")
     model.eval()
     return model, meta

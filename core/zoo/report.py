@@ -12,9 +12,21 @@ from mlx26.core.common.errors import InputError
 DEFAULT_CONTEXT = 256
 
 
+def cut_at_line(text: str, max_bytes: int) -> str:
+    """The longest prefix of whole lines within ``max_bytes`` UTF-8 bytes (all of it if it fits; a text
+    without a line end inside the limit is cut at the last whole character)."""
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    head = data[:max_bytes]
+    end = head.rfind(b"\n")
+    return (head[:end + 1] if end >= 0 else head).decode("utf-8", errors="ignore")
+
+
 def evaluate_rows(name: str, *, corpus: str | None = None, max_bytes: int = 262_144, context: int | None = None,
-                  baselines: bool = True) -> list[dict[str, Any]]:
-    """One row for the model and one per compressor, all on the same held-out bytes."""
+                  baselines: bool = True, text: str | None = None, source: str | None = None) -> list[dict[str, Any]]:
+    """One row for the model and one per compressor, all on the same held-out bytes — a corpus's held-out
+    split, or ``text`` (a user's file; ``source`` names it in the rows), cut to ``max_bytes`` at a line end."""
     import torch
     from mlx26.core.common.threads import apply_torch_threads
     from mlx26.core.zoo.corpora import corpus as get_corpus
@@ -23,8 +35,14 @@ def evaluate_rows(name: str, *, corpus: str | None = None, max_bytes: int = 262_
 
     apply_torch_threads(torch)
     manifest = read_manifest(name)
-    corpus = corpus or manifest.get("eval", {}).get("corpus") or "stdlib-code"
-    text = get_corpus(corpus).text("heldout", max_bytes)
+    if text is not None:
+        corpus = source or "text"
+        text = cut_at_line(text, max_bytes)
+        if len(text.encode("utf-8")) < 2:
+            raise InputError(f"{corpus}: fewer than 2 bytes of text to score.")
+    else:
+        corpus = corpus or manifest.get("eval", {}).get("corpus") or "stdlib-code"
+        text = get_corpus(corpus).text("heldout", max_bytes)
     if not text:
         raise InputError(f"--max-bytes {max_bytes} keeps no whole line of the held-out text.")
     model, tokenizer = load_model(name), load_tokenizer(name)

@@ -50,6 +50,44 @@ def test_fused_equals_loop(case):
     assert float((loop - plain).abs().max()) > 1e-3  # the correction is really applied
 
 
+@pytest.mark.parametrize("case", ["lqer", "tileq-unsorted"])
+def test_bf16_single_pass_equals_bf16_loop(case):
+    """Same precision on both paths: bf16 weights, activations and factors; only summation order differs."""
+    c = CASES[case]
+    module = synthetic.experts_module(E, H, D, seed=1)
+    factors = {"gate_up_proj": _factors(2 * D, H, c["r"], c["rows"], c["cols"], c["core"], 2),
+               "down_proj": _factors(H, D, c["r"], c["rows"], c["cols"], c["core"], 3)}
+    x, idx, w = synthetic.routing(300, E, 2, H, seed=4)
+    with torch.inference_mode():
+        module.tileq_factors = factors
+        ref = kern.loop_experts_forward(module, x, idx, w)  # fp32
+        module.to(torch.bfloat16)
+        xb, wb = x.bfloat16(), w.bfloat16()
+        fused = kern.single_pass_forward(module, xb, idx, wb)
+        loop = kern.loop_experts_forward(module, xb, idx, wb)
+    assert fused.dtype == loop.dtype == torch.bfloat16
+    scale = float(ref.abs().max())
+    assert float((fused.float() - loop.float()).abs().max()) <= 2e-2 * scale
+    assert float((loop.float() - ref).abs().max()) <= 5e-2 * scale
+
+
+def test_decode_sizes_fall_back_to_the_loop_over_hit_experts(monkeypatch):
+    """Fewer (token, slot) assignments than experts: the "tileq" forward is the loop, not the single pass."""
+    module = synthetic.experts_module(E, H, D, seed=1)
+    module.tileq_factors = {"gate_up_proj": _factors(2 * D, H, 4, list(range(E)), list(range(E)), False, 2),
+                            "down_proj": _factors(H, D, 4, list(range(E)), list(range(E)), False, 3)}
+    calls = []
+    monkeypatch.setattr(kern, "single_pass_forward", lambda *a: calls.append(a) or torch.zeros(()))
+    for T, single in ((1, False), (3, False), (4, True), (64, True)):  # E = 8, top-2: T·2 < 8 below T = 4
+        x, idx, w = synthetic.routing(T, E, 2, H, seed=T)
+        calls.clear()
+        with torch.inference_mode():
+            out = kern.fused_experts_forward(module, x, idx, w)
+        assert bool(calls) is single
+        if not single:
+            assert torch.equal(out, kern.loop_experts_forward(module, x, idx, w))
+
+
 def test_loop_applies_the_dense_correction():
     """Independent of both kernels: W_e + U C V as dense matrices, through a plain expert MLP."""
     c = CASES["tileq-unsorted"]

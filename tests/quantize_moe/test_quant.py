@@ -98,3 +98,21 @@ def test_hqq_anchor_matches_its_own_dequantizer():
     ref = Quantizer.dequantize(codes, meta).reshape(W.shape).float()
     torch.testing.assert_close(q.dequantize(), ref, rtol=0, atol=2e-3)  # float16 scale/zero storage
     assert float((q.dequantize() - W).norm() / W.norm()) < 0.3
+
+
+@pytest.mark.parametrize("bits", [2, 4, 8])
+def test_symmetric_rtn_zero_at_the_middle_and_nearest_grid_point(bits):
+    """--symmetric: zero = 2^(b−1) in every group, scale 2·max|w|/(2^b − 1), every weight on its nearest grid point."""
+    torch.manual_seed(10 + bits)
+    W = torch.randn(2, 6, 64)
+    q = quant.rtn(W, bits, 32, symmetric=True)
+    assert bool((q.zero.float() == 2 ** (bits - 1)).all())
+    amax = W.reshape(2, 6, 2, 32).abs().amax(-1)
+    assert torch.allclose(q.scale.float(), (2 * amax / (2 ** bits - 1)).half().float())
+    deq = q.dequantize()
+    grid = (torch.arange(2 ** bits, dtype=torch.float32) - 2 ** (bits - 1))
+    s = q.scale.float().repeat_interleave(32, -1)
+    nearest = (W.unsqueeze(-1) - grid * s.unsqueeze(-1)).abs().amin(-1)
+    assert torch.allclose((W - deq).abs(), nearest, atol=1e-6)
+    # the asymmetric default is unchanged and its zero points are not all the middle code
+    assert not bool((quant.rtn(W, bits, 32).zero.float() == 2 ** (bits - 1)).all())

@@ -71,6 +71,40 @@ def test_eval_other_corpus(run_cli):
     assert json.loads(result.stdout)[0]["corpus"] == "stdlib-prose"
 
 
+def test_eval_a_user_file_and_stdin_score_the_same_bytes(run_cli, tmp_path):
+    """--file scores any text: the same bytes from a file and from stdin give the same rows; a text longer
+    than --max-bytes is cut at a line end; the compressors see exactly those bytes."""
+    import lzma
+
+    lines = [f"def handler_{i}(request, limit={i}):\n    return request.get('k{i}', limit) * {i}\n" for i in range(300)]
+    text = "".join(lines)
+    path = tmp_path / "mine.py"
+    path.write_text(text)
+    from_file = run_cli("zoo", "eval", "tiny-llama-draft", "--file", path, "--max-bytes", "4096", "--format", "json")
+    from_stdin = run_cli("zoo", "eval", "tiny-llama-draft", "--file", "-", "--max-bytes", "4096", "--format", "json",
+                         stdin=text)
+    assert from_file.code == from_stdin.code == 0, from_file.stderr
+    a, b = json.loads(from_file.stdout), json.loads(from_stdin.stdout)
+    assert a[0]["corpus"] == str(path) and b[0]["corpus"] == "stdin"
+    assert [r["bits_per_byte"] for r in a] == [r["bits_per_byte"] for r in b]
+    kept = a[0]["bytes"]
+    assert kept <= 4096 and text.encode()[:kept].endswith(b"\n") and kept > 4096 - len(lines[-1])
+    xz = len(lzma.compress(text.encode()[:kept], preset=9 | lzma.PRESET_EXTREME)) * 8 / kept
+    assert a[1]["method"] == "xz -9e" and a[1]["bits_per_byte"] == pytest.approx(xz, rel=0.02)
+
+
+@pytest.mark.parametrize(("make", "extra", "needle"), [
+    (lambda p: p.write_bytes(b"\xff\xfe\x00binary"), [], "not UTF-8"),
+    (lambda p: p.write_text("   \n"), [], "no text"),
+    (lambda p: p.write_text("x = 1\n"), ["--corpus", "stdlib-prose"], "not both"),
+])
+def test_eval_file_errors(run_cli, tmp_path, make, extra, needle):
+    path = tmp_path / "in.txt"
+    make(path)
+    result = run_cli("zoo", "eval", "tiny-llama-draft", "--file", path, *extra)
+    assert result.code == 2 and needle in result.stderr and "Traceback" not in result.stderr
+
+
 @pytest.mark.parametrize(("args", "needle"), [
     (["eval", "tiny-lama"], "Did you mean 'tiny-llama'"),
     (["eval", "tiny-llama", "--corpus", "shakespear"], "Did you mean 'shakespeare'"),
