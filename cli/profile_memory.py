@@ -6,10 +6,11 @@ and the HLS kernels in ``mlx26.fpga``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
-from mlx26.cli._errors import BackendMissing, RuntimeFailure, require, unknown_name
+from mlx26.cli._errors import BackendMissing, RuntimeFailure, UsageError, require, unknown_name
 from mlx26.cli._io import (
     ColumnsOpt,
     FieldOpt,
@@ -52,6 +53,9 @@ def profile_memory(
     overlap: Annotated[bool, typer.Option("--overlap/--no-overlap", help="Model GPU/FPGA overlap.")] = True,
     seed: SeedOpt = 0,
     plot: ProfilePlotOpt = None,
+    trace: Annotated[str | None, typer.Option("--trace", metavar="FILE.json", help="Also write a torch.profiler "
+                                              "trace of the run (Chrome trace JSON: open in ui.perfetto.dev) "
+                                              "with the stages as their own track.")] = None,
     output: OutputOpt = None,
     fmt: FormatOpt = OutputFormat.auto,
     only_field: FieldOpt = None,
@@ -74,6 +78,7 @@ def profile_memory(
       mlx26 profile-memory --model tiny-llama --context 256 --decode-steps 2 --budget 64 --plot stages.png --force -q
       mlx26 profile-memory --pipeline rag --model tiny-llama --context 1000 --decode-steps 2 --format json -q
       mlx26 profile-memory --device fpga --model tiny-llama --context 256 --decode-steps 2 --budget 64 -q
+      mlx26 profile-memory --model tiny-llama --context 256 --decode-steps 2 --budget 64 --trace run.json --force -q
     """
     if pipeline not in PIPELINES:
         raise unknown_name("pipeline", pipeline, PIPELINES)
@@ -85,6 +90,10 @@ def profile_memory(
         raise unknown_name("placement", placement, PLACEMENTS)
     check_output(output, force)
     check_plot(plot, force)
+    if trace is not None:
+        check_output(trace, force)
+        if output not in (None, "-") and Path(output).absolute() == Path(trace).absolute():
+            raise UsageError("--trace and -o name the same file.")
     from mlx26.core.profile_memory.devices import load_specs
     from mlx26.core.profile_memory.profiler import ProfileOptions, check_positions, max_positions_of, validate
 
@@ -98,7 +107,7 @@ def profile_memory(
     check_positions(options[0], max_positions_of(model))
     require("torch", "torch")
     require("transformers", "zoo")
-    rows = _run(options, spec_map, ops, placement, overlap, quiet)
+    rows = _run(options, spec_map, ops, placement, overlap, quiet, trace)
     if plot:
         from mlx26.core.profile_memory.figure import draw
 
@@ -140,7 +149,7 @@ def _ops(device: str, backend: str, xclbin: str | None, quiet: bool):
         raise RuntimeFailure(str(exc), hint=hint + "fix the kernel or set MLX26_CXX") from None
 
 
-def _run(options, spec_map, ops, placement: str, overlap: bool, quiet: bool) -> list[dict]:
+def _run(options, spec_map, ops, placement: str, overlap: bool, quiet: bool, trace: str | None = None) -> list[dict]:
     import torch
     from mlx26.cli._progress import spinner
     from mlx26.core.common.threads import apply_torch_threads
@@ -163,9 +172,23 @@ def _run(options, spec_map, ops, placement: str, overlap: bool, quiet: bool) -> 
     measured = measured_spec(ceil["gemm_flops"], ceil["copy_bw"], threads, "gpu" if target == "cuda" else "cpu")
     rows: list[dict] = []
     assumptions: list[str] = []
-    for opts in options:
-        with spinner(f"profile-memory: profiling {opts.pipeline}…", quiet=quiet):
-            result = profile(opts, net, ops or TorchOps(), warn=lambda m: notice(m, quiet))
+    from contextlib import nullcontext
+
+    from mlx26.core.profile_memory.trace import Recorder
+
+    recorder = Recorder(first.device) if trace else None
+    with recorder or nullcontext():
+        results = []
+        for opts in options:
+            with spinner(f"profile-memory: profiling {opts.pipeline}…", quiet=quiet):
+                results.append(profile(opts, net, ops or TorchOps(), warn=lambda m: notice(m, quiet),
+                                       spans=recorder.spans(opts.pipeline) if recorder else None))
+    if recorder is not None:
+        written = recorder.write(trace)
+        notice(f"profile-memory: wrote {trace} ({written['stage_spans']} stage spans, {written['trace_events']:,} "
+               "events; open it in ui.perfetto.dev). The stage times of this run include the profiler's own overhead; "
+               "run without --trace for the figures.", quiet)
+    for opts, result in zip(options, results, strict=True):
         rows += records(opts, result, measured, spec_map, placement, overlap, first.model)
         plan = result["plan"]
         assumptions = plan["assumptions"]

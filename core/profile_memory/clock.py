@@ -4,7 +4,9 @@ For the profiler of He, Ma, Sun, Cong (ICML 2026) the per-stage times must add u
 end-to-end time. ``lap(stage)`` synchronises the device (``torch.cuda.synchronize`` on a GPU;
 CPU ops are synchronous), reads ``perf_counter`` and charges the time since the previous lap
 to ``stage``, so consecutive laps leave no gaps. The end-to-end time is read by the caller
-with its own clock around the whole region, independently of the laps.
+with its own clock around the whole region, independently of the laps. Given a ``spans`` list, every
+lap is also appended to it as (stage, start, end) in ``perf_counter`` seconds (the stage track of
+``--trace``, :mod:`.trace`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ from collections.abc import Callable
 
 
 class LapClock:
-    def __init__(self, sync: Callable[[], None] | None = None):
+    def __init__(self, sync: Callable[[], None] | None = None, spans: list[tuple[str, float, float]] | None = None):
         self.sync = sync or (lambda: None)
+        self.spans = spans
         self.times: dict[str, float] = defaultdict(float)
         self._last: float | None = None
 
@@ -30,6 +33,8 @@ class LapClock:
         self.sync()
         now = time.perf_counter()
         self.times[stage] += now - self._last
+        if self.spans is not None:
+            self.spans.append((stage, self._last, now))
         self._last = now
 
     def stop(self) -> None:

@@ -134,9 +134,10 @@ def _plain_attend(runner: Any) -> Callable[..., Any]:
     return attend
 
 
-def profile(opts: ProfileOptions, model: Any, ops: Any, warn: Callable[[str], None] = lambda m: None
-            ) -> dict[str, Any]:
-    """Run one pipeline; return {"stages": {stage: seconds}, "costs": CostBook, "end_to_end_s", ...}."""
+def profile(opts: ProfileOptions, model: Any, ops: Any, warn: Callable[[str], None] = lambda m: None,
+            spans: list[tuple[str, float, float]] | None = None) -> dict[str, Any]:
+    """Run one pipeline; return {"stages": {stage: seconds}, "costs": CostBook, "end_to_end_s", ...}.
+    ``spans``: a list to receive every lap as (stage, start, end) (``--trace``)."""
     import torch
 
     validate(opts)
@@ -148,7 +149,7 @@ def profile(opts: ProfileOptions, model: Any, ops: Any, warn: Callable[[str], No
     g = torch.Generator().manual_seed(opts.seed)
     ids = torch.randint(0, model.config.vocab_size, (opts.context,), generator=g)
     costs = CostBook()
-    clock = LapClock(_sync(device))
+    clock = LapClock(_sync(device), spans)
     info: dict[str, Any] = {}
     setup_s = 0.0
     if opts.pipeline in ("quest", "indexer", "dense"):
