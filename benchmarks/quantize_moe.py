@@ -1,7 +1,7 @@
 """Benchmark of `mlx26 quantize-moe`: base alone vs base+LQER vs base+TileQ, and fused vs loop latency.
 
 Usage:  python benchmarks/quantize_moe.py [--json] [--bits 2 --bits 3] [--lqer-rank 8] [--threads 1]
-                                          [--only tiny|synthetic|latency|int4] [--repeats 41]
+                                          [--only tiny|upcycled|synthetic|latency|int4] [--repeats 41]
 
 In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; see docs/quantize-moe.md):
 1. tiny-moe (zoo, trained locally; 16 KB stdlib-code calibration; perplexity on the whole held-out split,
@@ -13,6 +13,9 @@ In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; s
    reaching LQER's error (P=Q=1 with one rank for all projections; and per projection over the
    (P, Q) grid). Then the evidence for why: the principal-angle overlap of the experts' top-R
    residual subspaces (mean cos², left/output and right/input side) against random subspaces (R/m, R/n).
+1b. tiny-moe-upcycled (zoo: sparse-upcycled from tiny-llama-draft, then trained; its experts share structure
+   the way real upcycled MoEs do): the same equal-memory comparison (RTN, LQER r=R, TileQ P=Q=1 and searched
+   at LQER's memory), with the experts' spread (mean ‖W_e − W̄‖/‖W̄‖) and paired Δln ppl vs LQER.
 2. SYNTHETIC layers (E=8, 256×128, 4 outlier input channels ×20, upcycled experts W0 + ε·Δ_e):
    the same two comparisons for ε ∈ {0, 0.01, 1}.
 3. Latency of one experts forward (the "tileq" forward = single pass, or the loop below T·k = E; the single
@@ -51,7 +54,14 @@ def _figures(rows: list[dict]) -> dict:
     """The rows keyed for the claims ledger: tiny.<bits>bit.<method>, synthetic.<eps>, latency.T<T>.<variant>."""
     out: dict = {"tiny": {}, "synthetic": {}, "latency": {}, "int4": {}}
     for row in rows:
-        if row["section"] == "int4":
+        if row["section"] == "upcycled":
+            key = "fp" if row["method"] == "fp" else f"{row['bits']}bit"
+            target = out.setdefault("upcycled", {})
+            if key == "fp":
+                target["fp"] = row
+            else:
+                target.setdefault(key, {})[row["method"]] = row
+        elif row["section"] == "int4":
             out["int4"]["tiny" if row["model"] == "tiny-moe" else f"T{row['tokens']}"] = row
         elif row["section"] == "export":
             out["export"] = row
@@ -144,6 +154,43 @@ def tiny_moe(bits_list: list[int], R: int, eval_bytes: int) -> list[dict]:
         rows.extend(out.values())
         rows.append(_equal_error_tiny(trials, bits, R, ref))
         rows.extend(_per_projection(trials, bits, R))
+    return rows
+
+
+def upcycled(bits_list: list[int], R: int, eval_bytes: int, model: str = "tiny-moe-upcycled") -> list[dict]:  # noqa: E501
+    """The equal-memory comparison on the zoo's sparse-upcycled MoE, with the experts' spread."""
+    from mlx26.core.quantize_moe import pipeline, run
+
+    trials = run.Trials(model, run.default_text("train", 16384), run.default_text("heldout", eval_bytes))
+    spread = []
+    for _, module in trials.experts:  # how far the experts drifted from their mean after training
+        for p in pipeline.PROJECTIONS:
+            W = getattr(module, p).detach()
+            mean = W.mean(0, keepdim=True)
+            spread.append(float(((W - mean).flatten(1).norm(dim=1) / mean.flatten().norm()).mean()))
+    fp = _window_nll(trials)
+    rows = [{"section": "upcycled", "model": model, "method": "fp", "ppl": _ppl(fp),
+             "eval_tokens": sum(c for _, c in fp), "expert_spread": sum(spread) / len(spread),
+             "expert_spread_per_projection": spread}]
+    for bits in bits_list:
+        configs = {"rtn": pipeline.Config(bits=bits, lowrank="none", rank=R),
+                   "lqer": pipeline.Config(bits=bits, lowrank="lqer", rank=R),
+                   "tileq_pq1": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, rows=1, cols=1),
+                   "tileq_search": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R)}
+        out, nll = {}, {}
+        for name, cfg in configs.items():
+            recs, nll[name] = _trial(trials, cfg)
+            out[name] = {"section": "upcycled", "model": model, "bits": bits, "method": name, "ppl": _ppl(nll[name]),
+                         "err": _rms([r["err_lowrank"] for r in recs]),
+                         "extra_bytes": sum(r["extra_bytes"] for r in recs),
+                         "ranks": sorted({r["rank"] for r in recs}),
+                         "PQ": sorted({(r["rows"], r["cols"]) for r in recs}) if "rows" in recs[0] else None}
+        for name in configs:
+            if name != "lqer":
+                out[name]["dlnppl_vs_lqer"], out[name]["dlnppl_vs_lqer_se"] = _paired(nll[name], nll["lqer"])
+            out[name]["err_vs_lqer"] = out[name]["err"] / out["lqer"]["err"]
+            out[name]["mem_vs_lqer"] = out[name]["extra_bytes"] / out["lqer"]["extra_bytes"] if name != "rtn" else 0.0
+        rows.extend(out.values())
     return rows
 
 
@@ -422,13 +469,15 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=41)
     parser.add_argument("--eval-bytes", type=int, default=1 << 20, help="held-out bytes (default: all 420 KB)")
-    parser.add_argument("--only", choices=("tiny", "synthetic", "latency", "int4"))
+    parser.add_argument("--only", choices=("tiny", "upcycled", "synthetic", "latency", "int4"))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
     rows = []
     if args.only in (None, "tiny"):
         rows += tiny_moe(args.bits or [2, 3], args.lqer_rank, args.eval_bytes)
+    if args.only in (None, "upcycled"):
+        rows += upcycled(args.bits or [2, 3], args.lqer_rank, args.eval_bytes)
     if args.only in (None, "synthetic"):
         rows += synthetic(args.lqer_rank)
     if args.only in (None, "latency"):

@@ -11,6 +11,16 @@ def _budget(tr: dict[str, Any]) -> str:
     return f"Budget {tr['minutes_budget']} min of {tr.get('budget_clock', 'wall')} time"
 
 
+def _origin(m: dict[str, Any]) -> str:
+    up = m.get("upcycled_from")
+    if up:
+        return (f"A small causal language model sparse-upcycled from the zoo's `{up['model']}` ({up['method']}, "
+                f"jitter {up['noise']}),\nthen trained by mlx26's own training loop (`mlx26 zoo train`) on text every "
+                "machine has.")
+    return ("A small causal language model trained from scratch by mlx26's own training loop\n"
+            "(`mlx26 zoo train`) on text every machine has.")
+
+
 def model_card(m: dict[str, Any]) -> str:
     ev, tr = m["eval"], m["training"]
     rows = [(m["name"] + " (this model)", ev["bits_per_byte"])] + list(ev["baselines"].items())
@@ -25,8 +35,7 @@ def model_card(m: dict[str, Any]) -> str:
 
 {m['description']}.
 
-A small causal language model trained from scratch by mlx26's own training loop
-(`mlx26 zoo train`) on text every machine has. It is a tiny research model:
+{_origin(m)} It is a tiny research model:
 useful as a real, honest model for tests, benchmarks and demos; not a capable assistant.
 
 - Architecture: `{m['architecture']}` ({m['parameters']:,} parameters), config `{m['config']}`

@@ -7,6 +7,10 @@ Our own choice of sizes (no paper reconstructed):
 * ``tiny-moe`` — MixtralConfig, d128, 2 layers, 8 experts, top-2, load-balancing loss.
 * ``tiny-llama-long`` — d512, 4 layers, head_dim 64, 32k positions; **random init, for
   timing and memory profiles only** (never trained, never shipped; built from its config).
+* ``tiny-moe-upcycled`` — Mixtral, 8 experts top-2, **sparse-upcycled** from the shipped
+  ``tiny-llama-draft`` (d64, 2 layers; :mod:`.upcycle`: experts start as jittered copies of its MLP) and
+  trained on until it matches its source's held-out bits/byte (shipped: 500 steps): the shared
+  structure real upcycled MoEs (Qwen1.5-MoE) have and ``tiny-moe`` lacks.
 * ``micro-llama`` / ``micro-moe`` — seconds-to-train models for tests and the smoke recipe.
 
 Each preset also fixes its training defaults (context, batch, learning rate, minutes,
@@ -36,6 +40,8 @@ class Preset:
     minutes: float = 4.0
     corpora: tuple[str, ...] = ("stdlib-code",)
     extra_config: dict[str, Any] = field(default_factory=dict)
+    upcycle_from: str | None = None  # a shipped dense zoo model whose MLPs become the experts (sparse upcycling)
+    upcycle_noise: float = 0.0  # relative jitter of each expert copy
 
 
 PRESETS: dict[str, Preset] = {
@@ -57,6 +63,13 @@ PRESETS: dict[str, Preset] = {
                     num_experts_per_tok=2, router_aux_loss_coef=0.1),
                "Mixtral, d128 × 2 layers, 8 experts top-2, BPE-4096, trained on stdlib code",
                shipped=True, minutes=3.5, lr=8e-3, batch_size=8, context=128),
+        Preset("tiny-moe-upcycled", "mixtral",
+               dict(hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=2,
+                    num_key_value_heads=2, max_position_embeddings=1024, num_local_experts=8,
+                    num_experts_per_tok=2, router_aux_loss_coef=0.01),
+               "Mixtral, d64 × 2 layers, 8 experts top-2, sparse-upcycled from tiny-llama-draft, trained on stdlib code",
+               shipped=True, minutes=3.0, lr=3e-3, batch_size=8, context=128, upcycle_from="tiny-llama-draft",
+               upcycle_noise=0.01),
         Preset("tiny-llama-long", "llama",
                dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
                     num_key_value_heads=8, head_dim=64, max_position_embeddings=32768),
@@ -100,8 +113,25 @@ def build_model(preset: Preset, tokenizer: Any, seed: int) -> Any:
     from transformers import AutoModelForCausalLM
 
     config = build_config(preset, tokenizer)
+    if preset.upcycle_from:
+        return _upcycled(preset, config, seed)
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    return model
+
+
+def _upcycled(preset: Preset, config: Any, seed: int) -> Any:
+    from mlx26.core.common.errors import RunFailure
+    from mlx26.core.zoo.registry import load_model
+    from mlx26.core.zoo.upcycle import upcycle
+
+    a = preset.arch
+    model = upcycle(load_model(preset.upcycle_from), a["num_local_experts"], a["num_experts_per_tok"],
+                    noise=preset.upcycle_noise, seed=seed, router_aux_loss_coef=a.get("router_aux_loss_coef", 0.01))
+    for key in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads"):
+        if getattr(model.config, key) != getattr(config, key):
+            raise RunFailure(f"preset {preset.name}: {key} {getattr(config, key)} does not match its source "
+                             f"{preset.upcycle_from} ({getattr(model.config, key)}).")
     return model
 
 

@@ -438,6 +438,9 @@ def _manifest(opts: TrainOptions, r: Resolved, model: Any, tokenizer: Any, used:
         "tokenizer": {"name": r.tokenizer if r.tokenizer in ("byte", "bpe-4096") else Path(r.tokenizer).name,
                       "vocab_size": len(tokenizer), "hash": tok_hash},
         "corpora": used, "eval": ev,
+        **({"upcycled_from": {"model": r.preset.upcycle_from, "noise": r.preset.upcycle_noise,
+                              "method": "sparse upcycling (experts = jittered copies of the dense MLP)"}}
+           if r.preset.upcycle_from else {}),
         "training": {"command": opts.command, "seed": opts.seed, "steps": steps,
                      "tokens_seen": steps * r.batch_size * r.context, "batch_size": r.batch_size,
                      "context": r.context, "lr": r.lr, "minutes_budget": None if r.steps else r.minutes,
