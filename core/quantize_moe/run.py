@@ -73,6 +73,8 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
     if runtime == "int4":  # before any work: the kernel's limits on bits, groups and shapes
         from mlx26.kernels.quantize_moe_int4 import check
 
+        if cfg.bits != 4:
+            raise InputError(f"--runtime int4 needs --bits 4, got --bits {cfg.bits}.", "use --runtime fp32")
         for (name, m) in experts:
             for p in pipeline.PROJECTIONS:
                 _, rows_out, cols_in = getattr(m, p).shape
