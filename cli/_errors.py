@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterable
 
 from mlx26.core.common.errors import (  # noqa: F401  (re-exported for the cli modules)
@@ -139,6 +140,9 @@ def _parse_error_hint(exc: BaseException, command_names: Iterable[str]) -> str |
     return f"see '{path} --help'"
 
 
+RANK_QUIET_EXIT_DELAY_S = 2.0
+
+
 def _worker_rank() -> int:
     """This process's torchrun RANK (0 outside torchrun)."""
     try:
@@ -162,6 +166,9 @@ def handle(exc: BaseException, command_names: Iterable[str] = ()) -> int:
         traceback.print_exception(exc, file=sys.stderr)  # the same exit code as without: scripts see no difference
     if isinstance(exc, Mlx26Error):
         if exc.exit_code in (EXIT_USAGE, 130) and _worker_rank() > 0:  # every rank saw it: rank 0 says it once
+            # torchrun stops every worker as soon as one fails: leave rank 0 the moment it needs to print the
+            # line, or an error found at start-up can end the run with no message at all (seen under load)
+            time.sleep(RANK_QUIET_EXIT_DELAY_S)
             return exc.exit_code
         report(exc.message, exc.hint)
         return exc.exit_code
