@@ -43,6 +43,8 @@ import time
 
 import torch
 from _results import record
+from mlx26.core.quantize_moe.evaluate import chunks_ppl as _ppl  # pooled perplexity of chunked NLLs
+from mlx26.core.quantize_moe.evaluate import paired_delta as _paired  # paired Δln ppl ± its standard error
 
 _TINY_KEYS = {"fp": "fp", "rtn": "rtn", "rtn+lqer": "lqer", "rtn+tileq(P=Q=1)": "tileq_pq1",
               "rtn+tileq(P=Q=2,act)": "tileq_pq2_act", "rtn+tileq(search)": "tileq_search",
@@ -92,18 +94,6 @@ def _window_nll(trials) -> list[tuple[float, int]]:
     from mlx26.core.quantize_moe import evaluate, run
 
     return evaluate.chunk_nll(trials.model, trials.eval_ids, trials.tokenizer.bos_token_id, run.CONTEXT)
-
-
-def _ppl(chunks: list[tuple[float, int]]) -> float:
-    from mlx26.core.quantize_moe.evaluate import chunks_ppl
-
-    return chunks_ppl(chunks)
-
-
-def _paired(a: list[tuple[float, int]], b: list[tuple[float, int]]) -> tuple[float, float]:
-    from mlx26.core.quantize_moe.evaluate import paired_delta
-
-    return paired_delta(a, b)
 
 
 def _trial(trials, cfg) -> tuple[list[dict], list[tuple[float, int]]]:

@@ -279,6 +279,23 @@ def open_input(path: str) -> IO[str]:
     return open(p, encoding="utf-8-sig", newline="")
 
 
+def read_text(path: str, what: str = "the input") -> str:
+    """The whole UTF-8 text of a path or ``-``; non-UTF-8 bytes and blank input are one-line input errors
+    (``what`` names the input in them), and stdin is left open."""
+    stream = open_input(path)
+    try:
+        text = stream.read()
+    except UnicodeDecodeError as exc:  # its args hold the whole input: never echo them
+        raise UsageError(f"{what} ({'stdin' if path == '-' else path}) is not UTF-8 text "
+                         f"({exc.reason} at byte {exc.start}).") from None
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    if not text.strip():
+        raise UsageError(f"{what} ({'stdin' if path == '-' else path}) is empty.")
+    return text
+
+
 def resolve_input_format(path: str, input_format: InputFormat | str, head: str, text_default: str) -> str:
     fmt = InputFormat(input_format).value
     if fmt != "auto":

@@ -24,8 +24,8 @@ from mlx26.cli._io import (
     check_output,
     emit,
     notice,
-    open_input,
     print_config_requested,
+    read_text,
 )
 from mlx26.cli._plot import ForceOutPlotOpt, QuantizePlotOpt, check_plot, wrote
 from mlx26.core.quantize_moe.spec import BASES, BITS, CLUSTERS, LOWRANKS, RUNTIMES
@@ -48,17 +48,6 @@ def _match(spec: str | None) -> int | None:
     if kind != "lqer" or not (rank.isascii() and rank.isdecimal()) or int(rank) < 1:
         raise UsageError(f"--match-memory must look like lqer:R with an integer R ≥ 1, not '{spec}'.")
     return int(rank)
-
-
-def _text(spec: str, what: str) -> str:
-    try:
-        with open_input(spec) as handle:
-            text = handle.read()
-    except UnicodeDecodeError as exc:  # its args would dump the whole file into the hint
-        raise UsageError(f"the {what} text ({spec}) is not UTF-8 ({exc.reason} at byte {exc.start}).") from None
-    if not text.strip():
-        raise UsageError(f"the {what} text ({spec}) is empty.")
-    return text
 
 
 def quantize_moe(
@@ -175,8 +164,8 @@ def quantize_moe(
     from mlx26.core.zoo.registry import model_kind
 
     model_kind(model)  # an unknown name is an input error before torch loads (issue 31: fast errors)
-    calib_text = _text(calib, "calibration") if calib is not None else None
-    eval_text = _text(eval_ppl, "evaluation") if eval_ppl not in (None, "heldout") else None
+    calib_text = read_text(calib, "the calibration text") if calib is not None else None
+    eval_text = read_text(eval_ppl, "the evaluation text") if eval_ppl not in (None, "heldout") else None
     import torch
     from mlx26.core.quantize_moe import pipeline
     from mlx26.core.quantize_moe import run as qrun

@@ -25,7 +25,7 @@ from mlx26.cli._io import (
     emit_raw,
     field_requested,
     notice,
-    open_input,
+    read_text,
     resolve_output_format,
 )
 from mlx26.cli._plot import PlotOpt, check_plot, curves
@@ -226,13 +226,7 @@ def evaluate(
     if file is not None:
         if corpus is not None:
             raise typer.BadParameter("give --corpus or --file, not both.", param_hint="--file")
-        try:
-            with open_input(file) as handle:
-                user_text = handle.read()
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{file} is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
-        if not user_text.strip():
-            raise InputError(f"{file} holds no text to score.")
+        user_text = read_text(file, "the --file text")
     from mlx26.core.zoo.corpora import corpus as get_corpus
 
     if corpus is not None:

@@ -34,6 +34,7 @@ corrections ``ΔW_e = U[p(e)] · C_e · V[q(e)]``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -62,13 +63,14 @@ def _pad_rank(f: Any, dtype: torch.dtype = torch.float32) -> Any:
         cache = f._padded = {}
     if dtype in cache:
         return cache[dtype]
-    r = f.U.shape[-1]
+    U, V, core = _in_dtype(f, dtype)
+    r = U.shape[-1]
     r4 = -(-r // 4) * 4
     pad = r4 - r
-    Ut = F.pad(f.U, (0, pad)).transpose(1, 2).contiguous()  # (P, r4, m)
-    Vt = F.pad(f.V, (0, 0, 0, pad)).transpose(1, 2).contiguous()  # (Q, n, r4)
-    Ct = None if f.core is None else F.pad(f.core, (0, pad, 0, pad)).transpose(1, 2).to(dtype).contiguous()
-    cache[dtype] = (Ut.to(dtype), Vt.to(dtype), Ct, r4)
+    Ut = F.pad(U, (0, pad)).transpose(1, 2).contiguous()  # (P, r4, m)
+    Vt = F.pad(V, (0, 0, 0, pad)).transpose(1, 2).contiguous()  # (Q, n, r4)
+    Ct = None if core is None else F.pad(core, (0, pad, 0, pad)).transpose(1, 2).contiguous()
+    cache[dtype] = (Ut, Vt, Ct, r4)
     return cache[dtype]
 
 
@@ -180,21 +182,29 @@ def lowrank_correction(f: Any, e: int, x: torch.Tensor) -> torch.Tensor:
 def loop_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
                          top_k_weights: torch.Tensor) -> torch.Tensor:
     """Reference: a Python loop over experts, each applying W_e and then V_q, C_e, U_p explicitly."""
+    return expert_loop(self, hidden_states, top_k_index, top_k_weights,
+                       lambda proj, e, x: x @ getattr(self, proj)[e].T)
+
+
+def expert_loop(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor, top_k_weights: torch.Tensor,
+                base: Callable[[str, int, torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    """The per-expert loop over the experts that were hit; ``base(projection, e, x)`` is x · W_eᵀ (dense
+    weights here, packed int4 codes in :mod:`.quantize_moe_int4`), the low-rank corrections are added to it."""
     out = torch.zeros_like(hidden_states)
     factors = getattr(self, "tileq_factors", None) or {}
     fg, fd = factors.get("gate_up_proj"), factors.get("down_proj")
-    for e in torch.unique(top_k_index).tolist():  # only the experts that were hit
+    for e in torch.unique(top_k_index).tolist():
         token_idx, slot = torch.where(top_k_index == e)
         x = hidden_states[token_idx]
-        gate_up = x @ self.gate_up_proj[e].T
+        gate_up = base("gate_up_proj", e, x)
         if fg is not None:
             gate_up = gate_up + lowrank_correction(fg, e, x)
         gate, up = gate_up.chunk(2, dim=-1)
         h = self.act_fn(gate) * up
-        o = h @ self.down_proj[e].T
+        o = base("down_proj", e, h)
         if fd is not None:
             o = o + lowrank_correction(fd, e, h)
-        out.index_add_(0, token_idx, o * top_k_weights[token_idx, slot, None])
+        out.index_add_(0, token_idx, o * top_k_weights[token_idx, slot, None].to(o.dtype))
     return out
 
 

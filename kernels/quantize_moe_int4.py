@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 from mlx26.core.common.errors import InputError
-from mlx26.kernels.quantize_moe import lowrank_correction
+from mlx26.kernels.quantize_moe import expert_loop
 
 GROUP_SIZES = (32, 64, 128, 256)
 PROJECTIONS = ("gate_up_proj", "down_proj")
@@ -104,25 +104,10 @@ def resident_bytes(module: Any) -> dict[str, int]:
 
 def int4_experts_forward(self: Any, hidden_states: torch.Tensor, top_k_index: torch.Tensor,
                          top_k_weights: torch.Tensor) -> torch.Tensor:
-    """transformers' experts interface on int4 weights: per expert, its routed tokens through the kernel."""
+    """transformers' experts interface on int4 weights: the loop reference with the kernel as base product."""
     w = self.int4_weights
-    gu, dn = w["gate_up_proj"], w["down_proj"]
-    factors = getattr(self, "tileq_factors", None) or {}
-    fg, fd = factors.get("gate_up_proj"), factors.get("down_proj")
-    x_all = hidden_states.float()
-    out = torch.zeros_like(x_all)
-    for e in torch.unique(top_k_index).tolist():
-        token_idx, slot = torch.where(top_k_index == e)
-        x = x_all[token_idx]
-        gate_up = gu.matmul(x, e)
-        if fg is not None:
-            gate_up = gate_up + lowrank_correction(fg, e, x)
-        gate, up = gate_up.chunk(2, dim=-1)
-        h = self.act_fn(gate) * up
-        o = dn.matmul(h, e)
-        if fd is not None:
-            o = o + lowrank_correction(fd, e, h)
-        out.index_add_(0, token_idx, o * top_k_weights[token_idx, slot, None].float())
+    out = expert_loop(self, hidden_states.float(), top_k_index, top_k_weights,
+                      lambda proj, e, x: w[proj].matmul(x, e))
     return out.to(hidden_states.dtype)
 
 

@@ -19,7 +19,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 from mlx26.core.common.files import atomic_path
 
 MARKER = "mlx26.clock_sync"
+STAGE_PROCESS = "mlx26 stages"
 
 
 @contextlib.contextmanager
@@ -43,7 +43,6 @@ def _silent_stderr() -> Iterator[None]:
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-STAGE_PROCESS = "mlx26 stages"
 
 
 class Recorder:
@@ -79,14 +78,15 @@ class Recorder:
 
     def write(self, path: str) -> dict[str, Any]:
         """Export torch's trace, add the stage track, write ``path`` atomically; returns a small summary."""
-        fd, raw = tempfile.mkstemp(suffix=".json")
-        os.close(fd)
-        try:
-            self._prof.export_chrome_trace(raw)
-            trace = json.loads(Path(raw).read_text(encoding="utf-8"))
-        finally:
-            os.unlink(raw)
-        events = trace["traceEvents"] if isinstance(trace, dict) else trace
+        with atomic_path(path) as tmp:
+            self._prof.export_chrome_trace(str(tmp))
+            trace = json.loads(Path(tmp).read_text(encoding="utf-8"))
+            events = trace["traceEvents"] if isinstance(trace, dict) else trace
+            count = self._add_stages(events)
+            Path(tmp).write_text(json.dumps(trace), encoding="utf-8")
+        return {"trace": path, "trace_events": len(events), "stage_spans": count}
+
+    def _add_stages(self, events: list[dict[str, Any]]) -> int:
         marker = next(e for e in events if e.get("name") == MARKER and e.get("ph") == "X")
         assert self._mark is not None
         offset_us = (float(marker["ts"]) + float(marker.get("dur", 0)) / 2) - sum(self._mark) / 2 * 1e6
@@ -100,6 +100,4 @@ class Recorder:
                                "ts": offset_us + start * 1e6, "dur": (end - start) * 1e6,
                                "args": {"pipeline": pipeline}})
                 count += 1
-        with atomic_path(path) as tmp:
-            Path(tmp).write_text(json.dumps(trace), encoding="utf-8")
-        return {"trace": path, "trace_events": len(events), "stage_spans": count}
+        return count

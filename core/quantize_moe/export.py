@@ -21,7 +21,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import torch
 from mlx26.core.common.errors import InputError
 from mlx26.core.common.files import atomic_folder
 

@@ -102,12 +102,12 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
     results = pipeline.quantize_layers(experts, stats, cfg, quantizing)
     pipeline.apply(experts, results)
     model.set_experts_implementation("tileq")
+    quantized = [{p: res[p].quantized for p in pipeline.PROJECTIONS} for res in results]
     if export_to is not None:
         from mlx26.core._version import __version__
 
         status(f"exporting to {export_to}…")
-        summary.update(export.export(export_to, model, tokenizer, experts,
-                                     [{p: res[p].quantized for p in pipeline.PROJECTIONS} for res in results],
+        summary.update(export.export(export_to, model, tokenizer, experts, quantized,
                                      {"mlx26_version": __version__, "model": model_spec, "options": cfg.to_dict()}))
     if bench_latency:
         st, (_, module) = stats[0], experts[0]
@@ -116,7 +116,8 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
         summary["latency"] = evaluate.latency(module, st.inputs[:n], st.top_k_index[:n], st.top_k_weights[:n])
     summary["runtime"] = runtime
     if runtime == "int4":
-        summary.update(_int4(model, experts, [{p: res[p].quantized for p in pipeline.PROJECTIONS} for res in results]))
+        summary.update(pipeline.to_int4(experts, quantized))
+        model.set_experts_implementation("tileq_int4")
         if bench_latency:
             fp32 = summary["latency"]
             summary["latency"] = {**fp32, **evaluate.int4_latency(experts[0][1], st.inputs[:n], st.top_k_index[:n],
@@ -156,12 +157,6 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
                       "records": records}, force=force)
         summary["out"] = out
     return [*records, summary]
-
-
-def _int4(model: Any, experts: list[tuple[str, Any]], quantized: list[dict[str, Any]]) -> dict[str, Any]:
-    sizes = pipeline.to_int4(experts, quantized)
-    model.set_experts_implementation("tileq_int4")
-    return sizes
 
 
 def evaluate_saved(path: str, eval_text: str | None, bench_latency: bool, calib_text: str,

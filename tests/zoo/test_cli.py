@@ -95,7 +95,7 @@ def test_eval_a_user_file_and_stdin_score_the_same_bytes(run_cli, tmp_path):
 
 @pytest.mark.parametrize(("make", "extra", "needle"), [
     (lambda p: p.write_bytes(b"\xff\xfe\x00binary"), [], "not UTF-8"),
-    (lambda p: p.write_text("   \n"), [], "no text"),
+    (lambda p: p.write_text("   \n"), [], "is empty"),
     (lambda p: p.write_text("x = 1\n"), ["--corpus", "stdlib-prose"], "not both"),
 ])
 def test_eval_file_errors(run_cli, tmp_path, make, extra, needle):
