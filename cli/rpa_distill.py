@@ -29,7 +29,7 @@ from mlx26.cli._io import (
     notice,
 )
 from mlx26.cli._llm_options import LLMOpt, llm_errors, open_llm
-from mlx26.core.rpa_distill.spec import AGENTS
+from mlx26.core.rpa_distill.spec import AGENTS, BUILDERS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
@@ -164,7 +164,21 @@ def translate(input: InputArg, output: OutputOpt = None, fmt: FormatOpt = Output
 def build(
     input: InputArg,
     out: Annotated[str, typer.Option("--out", help="Where to write the Python RPA function.", metavar="FILE")],
+    builder: Annotated[str, typer.Option("--builder", help="synth: rule synthesiser (--llm only fills slots it "
+                                         "cannot explain); llm: the LLM writes the function, verified and "
+                                         "repaired; auto: synth, then llm where slots stay unexplained.",
+                                         metavar="TEXT")] = "synth",
     llm: LLMOpt = None,
+    repair_budget: Annotated[int, typer.Option("--repair-budget", help="LLM attempts in all (the first + repairs).",
+                                               min=1, max=20, metavar="N")] = 3,
+    heldout: Annotated[int, typer.Option("--heldout", help="Fresh instances an LLM-written function must also "
+                                         "solve (besides the demos' own).", min=0, max=1000, metavar="N")] = 5,
+    exemplars: Annotated[int, typer.Option("--exemplars", help="Retrieved example functions in the LLM prompt.",
+                                           min=0, max=20, metavar="N")] = 3,
+    store: Annotated[str | None, typer.Option("--store", help="Extra exemplars: JSONL of {instruction, source} "
+                                              "(default store: the synthetic families' functions).",
+                                              metavar="FILE")] = None,
+    step_timeout: TimeoutOpt = 10.0,
     output: OutputOpt = None,
     force: ForceOutOpt = False,
     fmt: FormatOpt = OutputFormat.auto,
@@ -174,33 +188,90 @@ def build(
 ) -> None:
     """Build a whitelisted Python RPA function from trajectories of one task; print a summary.
 
-    With --llm, slots the rules cannot explain go to the LLM with the demos in the prompt.
+    --builder synth (default): the rule synthesiser; with --llm, slots the rules cannot explain go to
+    the LLM with the demos in the prompt. --builder llm: the LLM writes the whole function from the
+    translated demos and retrieved exemplars; it must pass the whitelist and solve the demos' instances
+    and --heldout fresh ones, and each refusal or failure goes back to the model (--repair-budget
+    attempts in all). --builder auto: synth first, llm when slots stay unexplained. The LLM paths run
+    the task's environment (MiniWoB++ needs Chromium).
 
     \b
     Examples:
       mlx26 rpa-distill record --env synthetic/click-checkboxes -n 3 | mlx26 rpa-distill build - --out fn.py --force
+      mlx26 rpa-distill record --env synthetic/login-user -n 3 | mlx26 rpa-distill build - --out fn.py --builder auto --llm scripted:demo --force --format json
     """
     if out == "-":
         raise UsageError("--out needs a file name: the build summary goes to stdout.")
+    if builder not in BUILDERS:
+        raise unknown_name("builder", builder, BUILDERS)
+    if builder == "llm" and not llm:
+        raise UsageError("--builder llm needs an LLM.", hint="give --llm SPEC (e.g. openai:URL#MODEL or hf:tiny-llama)")
     check_output(out, force)
     check_output(output, force)
     from mlx26.core.rpa_distill import distill
 
+    trajs = _trajectories(input)
     resolver = None
+    summary: dict[str, Any] = {"builder": builder}
     with llm_errors():
-        if llm:
-            from mlx26.core.rpa_distill.rag import RagResolver
+        extra = None
+        if store:
+            from mlx26.core.rpa_distill.llm_builder import read_store
 
-            resolver = RagResolver(open_llm(llm, purpose="rpa-distill build"))
-        source, program, warnings = distill(_trajectories(input), resolver)
-    for warning in warnings:
-        notice(f"Warning: {warning}", quiet)
+            extra = read_store(store)
+        backend = open_llm(llm, purpose="rpa-distill build") if llm else None
+        source = None
+        if builder in ("synth", "auto"):
+            if backend is not None and builder == "synth":
+                from mlx26.core.rpa_distill.rag import RagResolver
+
+                resolver = RagResolver(backend)
+            source, program, warnings = distill(trajs, resolver)
+            for warning in warnings:
+                notice(f"Warning: {warning}", quiet)
+            summary.update({"task": program.task, "demos": program.n_demos, "statements": len(program.body),
+                            "needs_llm": program.needs_llm()})
+            if builder == "auto" and program.needs_llm() and backend is None:
+                notice(f"rpa-distill build: {program.needs_llm()} slot(s) stay NeedsLLM; give --llm to let the "
+                       "LLM builder write the function.", quiet)
+            if builder == "synth" or not program.needs_llm() or backend is None:
+                builder_used = "synth"
+            else:
+                source = None
+        if source is None:
+            source, llm_summary = _llm_build(trajs, backend, extra, repair_budget, heldout, exemplars, step_timeout,
+                                             quiet)
+            summary.update(llm_summary)
+            builder_used = "llm"
     with atomic_output(out, force) as handle:
         handle.write(source)
-    emit({"task": program.task, "demos": program.n_demos, "statements": len(program.body),
-          "needs_llm": program.needs_llm(), "out": out,
-          "build_tokens": sum(resolver.tokens[k] for k in ("prompt_tokens", "completion_tokens")) if resolver else 0},
-         output, fmt, force=force, title="rpa-distill build")
+    tokens = (sum(resolver.tokens[k] for k in ("prompt_tokens", "completion_tokens")) if resolver
+              else summary.pop("_tokens", 0))
+    emit({**summary, "builder_used": builder_used, "out": out, "build_tokens": tokens}, output, fmt, force=force,
+         title="rpa-distill build")
+
+
+def _llm_build(trajs: list[dict[str, Any]], backend: Any, extra: list[dict[str, Any]] | None, budget: int,
+               heldout: int, k: int, step_timeout: float, quiet: bool) -> tuple[str, dict[str, Any]]:
+    """The LLM builder on the trajectories' own environment; exit 1 when no attempt verifies."""
+    from mlx26.core.rpa_distill import llm_builder as L
+    from mlx26.core.rpa_distill import pipeline
+
+    task = next((t.get("task") for t in trajs if t.get("success")), trajs[0].get("task"))
+    _env_available(task)
+    store = L.synthetic_store(exclude=task) + (extra or [])
+    with pipeline.opened(task, step_timeout) as env:
+        result = L.build_with_llm(trajs, backend, env, store=store, k=k, budget=budget, heldout=heldout,
+                                  step_timeout=step_timeout, poll=task.startswith("miniwob/"))
+    for attempt in result.attempts:
+        notice(f"rpa-distill build: LLM attempt {attempt.number}: {attempt.verdict} — {attempt.detail}", quiet)
+    if result.source is None:
+        raise RuntimeFailure(L.no_function_error(result).message,
+                             hint="raise --repair-budget, use --builder synth/auto, or try a stronger --llm")
+    return result.source, {"task": result.task, "demos": sum(bool(t.get("success")) for t in trajs),
+                           "attempts": len(result.attempts), "verdicts": [a.verdict for a in result.attempts],
+                           "exemplars": result.exemplars, "llm_calls": result.tokens["calls"],
+                           "_tokens": result.tokens["prompt_tokens"] + result.tokens["completion_tokens"]}
 
 
 @app.command("verify")
