@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from mlx26.core.rpa_distill import llm_builder as L
 
 CORRECT = ('```python\ndef rpa(api, fields):\n'
