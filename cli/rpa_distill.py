@@ -6,7 +6,9 @@ a reconstruction, see docs/rpa-distill.md). Trajectories are JSONL, one episode 
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
@@ -38,6 +40,48 @@ EpisodesOpt = Annotated[int, typer.Option("--episodes", "-n", help="Number of ep
 FallbackOpt = Annotated[str, typer.Option("--fallback", help="react: the agent completes failed runs; none.", metavar="TEXT")]
 TimeoutOpt = Annotated[float, typer.Option("--step-timeout", help="Seconds a step may wait for its element.",
                                            min=0.01, metavar="NUMBER")]
+HtmlOpt = Annotated[str | None, typer.Option("--html", help="Your own page (a local HTML file); needs --task.",
+                                             metavar="FILE")]
+UrlOpt = Annotated[str | None, typer.Option("--url", help="Your own page by URL (http(s):// or file://); needs "
+                                            "--task.", metavar="URL")]
+TaskOpt = Annotated[str | None, typer.Option("--task", help="task.yaml for --html/--url: instruction template, "
+                                             "field values, success check (docs/rpa-distill.md).", metavar="FILE")]
+
+
+def _polls(name: str) -> bool:
+    """Browser environments: a selector waits (polls) for its element until --step-timeout."""
+    return name.startswith(("miniwob/", "html/"))
+
+
+@contextlib.contextmanager
+def _environment(env: str | None, html: str | None, url: str | None, task: str | None,
+                 step_timeout: float) -> Iterator[Any]:
+    """--env NAME, or a user's page (--html FILE | --url URL) with --task task.yaml; always closed."""
+    if html or url or task:
+        if env:
+            raise UsageError("give --env NAME or --html/--url with --task, not both.")
+        if not task:
+            raise UsageError("--html/--url need --task task.yaml (instruction, fields, success check).")
+        from mlx26.core.rpa_distill.html_env import page_env
+        from mlx26.core.rpa_distill.miniwob_env import browser_problem
+
+        page = page_env(html=html, url=url, task_file=task, step_timeout=step_timeout)
+        problem = browser_problem()
+        if problem:
+            raise BackendMissing(f"{page.name} needs a headless browser: {problem}.",
+                                 hint="apt-get install chromium chromium-driver; pip install 'mlx26[rpa]'")
+        try:
+            yield page
+        finally:
+            page.close()
+        return
+    if not env:
+        raise UsageError("no environment: give --env NAME, or --html FILE / --url URL with --task task.yaml.")
+    from mlx26.core.rpa_distill import pipeline
+
+    _env_available(env)
+    with pipeline.opened(env, step_timeout) as environment:
+        yield environment
 
 
 def _backend(llm: str | None, quiet: bool) -> Any:
@@ -100,7 +144,11 @@ def envs(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_fiel
 
 @app.command("record")
 def record(
-    env: EnvOpt,
+    env: Annotated[str | None, typer.Option("--env", help="synthetic/FAMILY or miniwob/TASK (see `rpa-distill envs`); "
+                                            "or --html/--url with --task.", metavar="TEXT")] = None,
+    html: HtmlOpt = None,
+    url: UrlOpt = None,
+    task: TaskOpt = None,
     episodes: EpisodesOpt = 3,
     agent: Annotated[str, typer.Option("--agent", help="oracle (scripted policy, no LLM) or react.", metavar="TEXT")] = "oracle",
     llm: LLMOpt = None,
@@ -126,14 +174,16 @@ def record(
     """
     if agent not in AGENTS:
         raise unknown_name("agent", agent, AGENTS)
+    if agent == "oracle" and (html or url):
+        raise UsageError("a page of your own has no scripted oracle.", hint="record with --agent react --llm SPEC")
     check_output(output, force)
-    _env_available(env)
     from mlx26.core.rpa_distill import pipeline
 
-    with llm_errors(), pipeline.opened(env, step_timeout) as environment:
+    with llm_errors(), _environment(env, html, url, task, step_timeout) as environment:
         backend = _backend(llm, quiet) if agent == "react" else None
-        actor = pipeline.make_agent(agent, env, backend)
-        rows = list(pipeline.record(environment, actor, episodes, seed, max_steps))
+        actor = pipeline.make_agent(agent, environment.name, backend)
+        steps = getattr(environment, "max_steps", max_steps) if max_steps == 12 else max_steps
+        rows = list(pipeline.record(environment, actor, episodes, seed, steps))
     failed = sum(not r["success"] for r in rows)
     if failed:
         notice(f"rpa-distill record: {failed} of {len(rows)} episode(s) failed (kept; build excludes them).", quiet)
@@ -179,6 +229,9 @@ def build(
                                               "(default store: the synthetic families' functions).",
                                               metavar="FILE")] = None,
     step_timeout: TimeoutOpt = 10.0,
+    html: HtmlOpt = None,
+    url: UrlOpt = None,
+    task_file: TaskOpt = None,
     output: OutputOpt = None,
     force: ForceOutOpt = False,
     fmt: FormatOpt = OutputFormat.auto,
@@ -240,7 +293,7 @@ def build(
                 source = None
         if source is None:
             source, llm_summary = _llm_build(trajs, backend, extra, repair_budget, heldout, exemplars, step_timeout,
-                                             quiet)
+                                             quiet, (html, url, task_file))
             summary.update(llm_summary)
             builder_used = "llm"
     with atomic_output(out, force) as handle:
@@ -252,17 +305,21 @@ def build(
 
 
 def _llm_build(trajs: list[dict[str, Any]], backend: Any, extra: list[dict[str, Any]] | None, budget: int,
-               heldout: int, k: int, step_timeout: float, quiet: bool) -> tuple[str, dict[str, Any]]:
+               heldout: int, k: int, step_timeout: float, quiet: bool,
+               page: tuple[str | None, str | None, str | None]) -> tuple[str, dict[str, Any]]:
     """The LLM builder on the trajectories' own environment; exit 1 when no attempt verifies."""
     from mlx26.core.rpa_distill import llm_builder as L
-    from mlx26.core.rpa_distill import pipeline
 
-    task = next((t.get("task") for t in trajs if t.get("success")), trajs[0].get("task"))
-    _env_available(task)
+    task = str(next((t.get("task") for t in trajs if t.get("success")), trajs[0].get("task")))
+    if task.startswith("html/") and not any(page):
+        raise UsageError(f"the demos are of your page {task}: the LLM builder runs it to verify the function.",
+                         hint="give the same --html FILE/--url URL and --task task.yaml as when recording")
     store = L.synthetic_store(exclude=task) + (extra or [])
-    with pipeline.opened(task, step_timeout) as env:
+    with _environment(None if any(page) else task, *page, step_timeout) as env:
+        if env.name != task:
+            raise UsageError(f"the demos are of {task}, but --task defines {env.name}.")
         result = L.build_with_llm(trajs, backend, env, store=store, k=k, budget=budget, heldout=heldout,
-                                  step_timeout=step_timeout, poll=task.startswith("miniwob/"))
+                                  step_timeout=step_timeout, poll=_polls(task))
     for attempt in result.attempts:
         notice(f"rpa-distill build: LLM attempt {attempt.number}: {attempt.verdict} — {attempt.detail}", quiet)
     if result.source is None:
@@ -279,6 +336,9 @@ def verify(
     function: Annotated[str, typer.Argument(help="RPA function file written by build.", metavar="FILE")],
     episodes: EpisodesOpt = 20,
     env: Annotated[str | None, typer.Option("--env", help="Default: the function's TASK.", metavar="TEXT")] = None,
+    html: HtmlOpt = None,
+    url: UrlOpt = None,
+    task_file: TaskOpt = None,
     fallback: FallbackOpt = "none",
     llm: LLMOpt = None,
     demos: Annotated[str | None, typer.Option("--demos", help="Trajectories the function was built from "
@@ -319,20 +379,19 @@ def verify(
 
     source = _read_function(function)
     check(source)
-    with llm_errors():
-        task = env or _task_of(source)
+    page = bool(html or url or task_file)
+    with llm_errors(), _environment(None if page else env or _task_of(source), html, url, task_file,
+                                    step_timeout) as environment:
+        task = environment.name
         demo_list = _trajectories(demos) if demos else None
         other = sorted({str(d["task"]) for d in demo_list or []} - {task})
         if other:  # validate before any episode runs (repair would refuse the mix only later)
             raise UsageError(f"--demos holds trajectories of {', '.join(other)}, but the function runs {task}.",
                              hint="give the demos the function was built from")
-        _env_available(task)
         agent = pipeline.make_agent("react", task, _backend(llm, quiet)) if use_fallback or llm else None
-        with pipeline.opened(task, step_timeout) as environment:
-            rounds, _, final = run_verify(environment, source, episodes, agent=agent, fallback=use_fallback,
-                                              demos=demo_list, repair_rounds=repair,
-                                              seed=seed, step_timeout=step_timeout,
-                                              poll=task.startswith("miniwob/"))
+        rounds, _, final = run_verify(environment, source, episodes, agent=agent, fallback=use_fallback,
+                                      demos=demo_list, repair_rounds=repair, seed=seed, step_timeout=step_timeout,
+                                      poll=_polls(task))
     if out:
         with atomic_output(out, force) as handle:
             handle.write(final)
@@ -345,8 +404,11 @@ def verify(
 def run(
     function: Annotated[str, typer.Argument(help="RPA function file written by build.", metavar="FILE")],
     env: Annotated[str | None, typer.Option("--env", help="Default: the function's TASK.", metavar="TEXT")] = None,
-    params: Annotated[str | None, typer.Option("--params", help="JSON object of field values (synthetic/*).", metavar="TEXT")
-                      ] = None,
+    params: Annotated[str | None, typer.Option("--params", help="JSON object of field values (synthetic/*, html/*).",
+                                               metavar="TEXT")] = None,
+    html: HtmlOpt = None,
+    url: UrlOpt = None,
+    task_file: TaskOpt = None,
     fallback: FallbackOpt = "none",
     llm: LLMOpt = None,
     seed: SeedOpt = 0,
@@ -371,15 +433,15 @@ def run(
     from mlx26.core.rpa_distill.distill import check_env
     from mlx26.core.rpa_distill.runtime import run_function
 
+    page = bool(html or url or task_file)
     with llm_errors():
         fn_task, rpa, _ = compile_function(_read_function(function))
-        task = env or fn_task
-        check_env(fn_task, task)
-        _env_available(task)
-        agent = pipeline.make_agent("react", task, _backend(llm, quiet)) if use_fallback or llm else None
-        with pipeline.opened(task, step_timeout) as environment:
+        with _environment(None if page else env or fn_task, html, url, task_file, step_timeout) as environment:
+            task = environment.name
+            check_env(fn_task, task)
+            agent = pipeline.make_agent("react", task, _backend(llm, quiet)) if use_fallback or llm else None
             result = run_function(environment, rpa, seed, agent=agent, fallback=use_fallback, params=values,
-                                  step_timeout=step_timeout, poll=task.startswith("miniwob/"))
+                                  step_timeout=step_timeout, poll=_polls(task))
     from mlx26.core.rpa_distill.actions import format_action
 
     emit({"env": task, "success": result["success"], "reward": result["reward"], "fallback": result["fallback"],

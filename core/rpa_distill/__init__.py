@@ -2,10 +2,10 @@
 
 Chen, Hu, Yu, Yin, "AutoRPA", ICML 2026 (arXiv 2605.21082). No code is public; everything
 here is a reconstruction from the paper's summary and the mlx26 issue: environments
-(:mod:`.synthetic`, :mod:`.miniwob_env`), agents (:mod:`.oracle`, :mod:`.react` with the
+(:mod:`.synthetic`, :mod:`.miniwob_env`, a user's own page :mod:`.html_env`), agents (:mod:`.oracle`, :mod:`.react` with the
 scripted policy :mod:`.rules`), recording (:mod:`.record`), the translator
 (:mod:`.selectors`, :mod:`.align`, :mod:`.translate`), the builder (:mod:`.antiunify`,
-:mod:`.builder`, :mod:`.rag`), the code whitelist (:mod:`.whitelist`), execution with fallback
+:mod:`.builder`, :mod:`.rag`; the LLM builder :mod:`.llm_builder`), the code whitelist (:mod:`.whitelist`), execution with fallback
 (:mod:`.runtime`) and the pipeline (:mod:`.distill`, :mod:`.pipeline`).
 """
 

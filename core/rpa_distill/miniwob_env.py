@@ -63,6 +63,27 @@ def browser_problem() -> str | None:
     return None
 
 
+def start_chromium(script_timeout: float, page_timeout: float, what: str) -> Any:
+    """A headless Chromium under Selenium, offline (the system's browser and driver; never a download)."""
+    problem = browser_problem()
+    if problem:
+        raise RunFailure(f"cannot start {what}: {problem}.")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must never fetch a driver or browser
+    chrome, driver_path = browser_paths()
+    options = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=600,600", "--disable-extensions", "--mute-audio"):
+        options.add_argument(arg)
+    options.binary_location = chrome
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    driver.set_script_timeout(script_timeout)
+    driver.set_page_load_timeout(page_timeout)
+    return driver
+
+
 def html_dir() -> Path:
     spec = importlib.util.find_spec("miniwob")
     if spec is None or not spec.submodule_search_locations:
@@ -128,22 +149,7 @@ class MiniWobEnv:
         self.utterance = ""
 
     def _start(self) -> None:
-        problem = browser_problem()
-        if problem:
-            raise RunFailure(f"cannot start the MiniWoB++ browser: {problem}.")
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-
-        os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager must never fetch a driver or browser
-        chrome, driver = browser_paths()
-        options = webdriver.ChromeOptions()
-        for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                    "--window-size=600,600", "--disable-extensions", "--mute-audio"):
-            options.add_argument(arg)
-        options.binary_location = chrome
-        self.driver = webdriver.Chrome(service=Service(executable_path=driver), options=options)
-        self.driver.set_script_timeout(self.step_timeout)
-        self.driver.set_page_load_timeout(max(30.0, self.step_timeout))
+        self.driver = start_chromium(self.step_timeout, max(30.0, self.step_timeout), "the MiniWoB++ browser")
         self.driver.get((html_dir() / f"{self.task}.html").as_uri())
         self._wait(lambda: self.driver.execute_script("return typeof core !== 'undefined' && "
                                                       "document.getElementById('sync-task-cover') !== null;"),
