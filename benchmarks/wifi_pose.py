@@ -1,7 +1,7 @@
 """WiFi-Mamba benchmark (reconstruction): WiFi-Mamba ± persistent memory vs the PiW3D-style transformer vs the
 mean pose, at equal width and budget, side by side in one run; then torch vs onnxruntime per frame.
 
-    python benchmarks/wifi_pose.py [--steps 200] [--sequences 160] [--frames 6] [--json out.json]   # make bench-wifi-pose
+    python benchmarks/wifi_pose.py [--steps 1000] [--sequences 1000] [--frames 8] [--json out.json]   # make bench-wifi-pose
 
 SYNTHETIC data only (mlx26.core.wifi_pose.synth): sequences of 1–3 walking persons, 3 links × 3 antennas ×
 30 subcarriers × 20 packets per frame, split by sequence (75 % train). Every model gets the same steps,
@@ -44,7 +44,8 @@ def captures(folder: Path) -> dict | None:
     rep = S.capture_report(cap.csi, cap.subcarriers)
     out["intel_static_phase"] = {k: rep[k] for k in ("phase_std_raw_median", "phase_std_sanitized_median",
                                                      "phase_std_sanitized_strongest_antenna",
-                                                     "phase_std_sanitized_per_antenna", "mean_amplitude_per_antenna")}
+                                                     "phase_std_sanitized_per_antenna", "mean_amplitude_per_antenna",
+                                                     "amplitude_rel_std_per_antenna")}
     print(f"phase std {FILES[0][0]}: raw {rep['phase_std_raw_median']:.3f} rad -> sanitised "
           f"{rep['phase_std_sanitized_strongest_antenna']:.3f} on the strongest antenna, "
           f"{rep['phase_std_sanitized_median']:.3f} over all cells")
@@ -53,12 +54,13 @@ def captures(folder: Path) -> dict | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--sequences", type=int, default=160)
-    ap.add_argument("--frames", type=int, default=6)
-    ap.add_argument("--window", type=int, default=3)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=1000)
+    ap.add_argument("--sequences", type=int, default=1000)
+    ap.add_argument("--frames", type=int, default=8)
+    ap.add_argument("--window", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1],
+                    help="one full comparison per seed (data, split and init); the first seed's rows are the main table")
     ap.add_argument("--json", help="also write the records to this JSON file")
     ap.add_argument("--captures", type=Path, default=CAPTURES,
                     help="folder of the real CSI captures (read in place; default ../shared/data/csi)")
@@ -68,8 +70,11 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)  # a shared 2-core machine: one thread keeps the runs comparable
     t0 = time.perf_counter()
-    rows = bench.compare(steps=args.steps, sequences=args.sequences, frames=args.frames, window=args.window,
-                         batch=args.batch, seed=args.seed, log=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+    runs = [bench.compare(steps=args.steps, sequences=args.sequences, frames=args.frames, window=args.window,
+                          batch=args.batch, seed=seed, log=lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+            for seed in args.seeds]
+    rows = runs[0]
+    args.seed = args.seeds[0]
     r0 = rows[0]
     print(f"wifi-pose benchmark — SYNTHETIC data: {r0['train_clips']} train / {r0['test_clips']} test frames, "
           f"{args.steps} steps x batch {args.batch} x window {args.window}, seed {args.seed}, "
@@ -95,21 +100,31 @@ def main(argv: list[str] | None = None) -> int:
               f"(WiFi-Mamba / transformer x{m['torch_latency_ratio_vs_transformer']:.2f})")
         print(f"  peak RSS torch {m['torch_peak_rss_mb']:.0f} MB, onnxruntime {m['ort_peak_rss_mb']:.0f} MB; "
               f"persistent state {m['state_bytes']} bytes/stream-set; onnx max|diff| {m['onnx_max_abs_diff']:.1e}")
+    replicates = [{"seed": seed, "mpjpe_ratio_vs_transformer": rs[1]["mpjpe_ratio_vs_transformer"],
+                   "memory_on_over_off": rs[1]["mpjpe_mm"] / rs[2]["mpjpe_mm"],
+                   "min_gain_vs_mean_pose": min(r["mpjpe_gain_vs_mean_pose"] for r in rs[:3]),
+                   **{f"{k}_mpjpe_mm": r["mpjpe_mm"] for k, r in zip(("transformer", "mamba", "mamba_no_memory",
+                                                                      "mean_pose"), rs, strict=True)}}
+                  for seed, rs in zip(args.seeds, runs, strict=True)]
+    print("per seed (data, split and initialisation all change with it):")
+    for rep in replicates:
+        print(f"  seed {rep['seed']}: MPJPE WiFi-Mamba / transformer {rep['mpjpe_ratio_vs_transformer']:.3f}, memory on / off "
+              f"{rep['memory_on_over_off']:.3f}, smallest gain over the mean pose {rep['min_gain_vs_mean_pose']:.1%}")
     real = captures(args.captures)
     print(f"total {time.perf_counter() - t0:.0f} s")
     keys = {"transformer (PiW3D-style)": "transformer", "wifi-mamba": "mamba", "wifi-mamba, no memory": "mamba_no_memory",
             "mean pose": "mean_pose"}
     figures = {"models": {keys.get(r["model"], r["model"]): r for r in rows},
-               "memory_on_over_off": m["mpjpe_mm"] / rows[2]["mpjpe_mm"], "captures": real,
-               **{k: getattr(args, k) for k in ("steps", "sequences", "frames", "window", "batch", "seed")}}
+               "memory_on_over_off": m["mpjpe_mm"] / rows[2]["mpjpe_mm"], "captures": real, "replicates": replicates,
+               **{k: getattr(args, k) for k in ("steps", "sequences", "frames", "window", "batch", "seed", "seeds")}}
     data = [{"name": "synthetic CSI", "source": f"SYNTHETIC: mlx26.core.wifi_pose.synth, {args.sequences} sequences x "
-             f"{args.frames} frames of 1-3 walking persons (seed {args.seed})"}]
+             f"{args.frames} frames of 1-3 walking persons (seeds {', '.join(map(str, args.seeds))})"}]
     if real:
         data.append({"name": "csi", "source": "../shared/data/csi (real Intel 5300 and Atheros captures, read in place)"})
     record("wifi_pose", figures, data=data)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump(runs, f, indent=1)
     return 0
 
 

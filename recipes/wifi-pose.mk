@@ -8,6 +8,7 @@ OUT ?= out
 MLX26 ?= mlx26
 PY ?= $(if $(wildcard .venv/bin/python),.venv/bin/python,python3)
 WIFI_DIR := $(OUT)/wifi-pose
+WIFI_SEEDS ?= $(SEED) $(shell expr $(SEED) + 1)  # two full comparisons: data, split and init change
 # Real captures from csiread's sample material (MIT), read in place, never copied into the repository.
 CSI_DIR ?= ../shared/data/csi
 
@@ -40,4 +41,4 @@ demo-wifi-pose:
 	@echo "demo-wifi-pose: SYNTHETIC data, a 2-step model (figures are not meaningful); skeletons in $(WIFI_DIR)/skeletons.png"
 
 bench-wifi-pose:
-	$(PY) benchmarks/wifi_pose.py --seed $(SEED)
+	$(PY) benchmarks/wifi_pose.py --seeds $(WIFI_SEEDS)

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mlx26.core.common.seeding import seed_everything
 from mlx26.core.wifi_pose import metrics, synth
 from mlx26.core.wifi_pose import model as M
 from mlx26.core.wifi_pose import train as T
@@ -62,7 +63,7 @@ def peak_memory(ckpt: str, onnx: str, frames: int = 200) -> dict:
     return out
 
 
-def compare(*, steps: int = 200, sequences: int = 160, frames: int = 6, window: int = 3, batch: int = 8,
+def compare(*, steps: int = 1000, sequences: int = 1000, frames: int = 8, window: int = 4, batch: int = 16,
             preset: str = "tiny", seed: int = 0, lr: float = 3e-3, latency_frames: int = 100, log=None) -> list[dict]:
     clips = synth.generate(sequences=sequences, frames=frames, seed=seed)
     tr, te = T.split_by_sequence(clips, 0.25, seed)
@@ -74,6 +75,7 @@ def compare(*, steps: int = 200, sequences: int = 160, frames: int = 6, window: 
     nets = {}
     for name, arch, mem in (("transformer (PiW3D-style)", "transformer", False), ("wifi-mamba", "mamba", True),
                             ("wifi-mamba, no memory", "mamba", False)):
+        seed_everything(seed)  # every model's initialisation depends on the seed alone, not on the run order
         net = T.build_for(arch, dtr, preset, mem)
         info = T.fit(net, dtr, steps=steps, batch=batch, window=window, lr=lr, seed=seed,
                      log=(lambda m, n=name: log(f"{n}: {m}")) if log else None)

@@ -10,9 +10,17 @@ WiFi-Mamba
   scanned forward and backward with shared parameters (bidirectional).
 * **Cross-stream state coupling**: stream a reads out y_a = C_a·(h_a + κ ⊙ h_p) + D_a x_a (and symmetrically),
   κ = tanh θ per channel with θ = 0 at init, so at init the two streams are independent SSMs.
-* **Persistent SSM memory**: the forward scan of frame k starts from g ⊙ h_T(k−1), g = sigmoid(γ) per channel
-  (``gate=False`` means g = 1, no forgetting). exp(ΔA) < 1 keeps the state bounded however long it runs;
-  training back-propagates through windows of K frames (truncated BPTT).
+* **Persistent SSM memory**, two parts, both constant-size (no memory growth with the number of frames):
+  the packet scan of frame k starts from g ⊙ h_T(k−1), g = sigmoid(γ) per channel (``gate=False`` means g = 1,
+  no forgetting), and a frame-level selective SSM over the decoded pose queries (``query_memory``):
+  m_k = r_k ⊙ m_{k−1} + (1 − r_k) ⊙ q_k with r_k = exp(−softplus(W q_k + b)) chosen from the current frame
+  (input-dependent, as Mamba's Δ), read out normalised, y_k = m_k / w_k with w_k = r_k ⊙ w_{k−1} + (1 − r_k),
+  so the first frame (zero state) reads its own queries exactly. The packet scan alone carries feature-level
+  state, which a person moving a few centimetres (the wavelength is 5.6 cm) decorrelates; the query memory
+  carries what is stable from frame to frame, the poses. exp(ΔA) < 1 and r < 1 keep every state bounded
+  however long it runs; training back-propagates through windows of K frames (truncated BPTT). The query
+  memory travels in one extra slot of the state tensor (layers + 1, 2, B, D, N): slot ``layers`` holds m
+  and w in its first Q state columns (so Q ≤ N).
 * **Selective State Attention**: Q pose queries, offset by a projection of the final SSM states of both
   streams (the sequential context), cross-attend to the 2T output tokens with an additive bias β·(log Δ̄_t −
   mean) from each token's mean step size Δ̄_t (tokens the SSM "selected" weigh more; β learned).
@@ -29,6 +37,7 @@ import math
 import numpy as np
 import torch
 import torch.nn.functional as F
+from mlx26.core.common.errors import InputError
 from mlx26.core.wifi_pose import ssm as S
 from mlx26.core.wifi_pose.spec import JOINTS
 from torch import nn
@@ -150,10 +159,19 @@ class WiFiMamba(_Base):
     kind = "mamba"
 
     def __init__(self, features: int, packets: int = 20, dim: int = 32, state: int = 8, layers: int = 2,
-                 dec_layers: int = 1, heads: int = 4, queries: int = 4, gate: bool = True, chunk: int = 16):
+                 dec_layers: int = 1, heads: int = 4, queries: int = 4, gate: bool = True, chunk: int = 16,
+                 query_memory: bool = True):
         super().__init__(features, packets, dim, queries)
+        if query_memory and queries > state:
+            raise InputError(f"query memory needs queries ({queries}) ≤ state size ({state})",
+                             "raise the state size or pass query_memory=False")
         self.config = {"features": features, "packets": packets, "dim": dim, "state": state, "layers": layers,
-                       "dec_layers": dec_layers, "heads": heads, "queries": queries, "gate": gate, "chunk": chunk}
+                       "dec_layers": dec_layers, "heads": heads, "queries": queries, "gate": gate, "chunk": chunk,
+                       "query_memory": query_memory}
+        self.query_memory = query_memory
+        # Δ through a rank-⌈D/16⌉ bottleneck as in Mamba's dt projection (few parameters); bias 0: r = 1/2 at init
+        self.mem_delta = nn.Sequential(nn.Linear(dim, max(1, math.ceil(dim / 16)), bias=False),
+                                       nn.Linear(max(1, math.ceil(dim / 16)), dim)) if query_memory else None
         self.emb_a, self.emb_p = nn.Linear(features, dim), nn.Linear(features, dim)
         self.layers = nn.ModuleList(DualLayer(dim, state) for _ in range(layers))
         self.gamma = nn.Parameter(torch.full((layers, 2, dim, 1), 3.0)) if gate else None
@@ -163,21 +181,41 @@ class WiFiMamba(_Base):
                                                 "n2": nn.LayerNorm(dim), "ff": nn.Sequential(
                                                     nn.Linear(dim, 2 * dim), nn.GELU(), nn.Linear(2 * dim, dim))})
                                  for _ in range(dec_layers))
+        if self.mem_delta is not None:
+            nn.init.zeros_(self.mem_delta[1].bias)
         self.n_state = state
         self.chunk = chunk
         self.scan_name = "sequential"  # fastest on CPU at T = 20; "chunked" gives the same result (tested)
 
     def zero_state(self, batch: int) -> torch.Tensor:
-        return torch.zeros(len(self.layers), 2, batch, self.dim, self.n_state)
+        return torch.zeros(len(self.layers) + int(self.query_memory), 2, batch, self.dim, self.n_state)
 
     def carry(self, h_t: torch.Tensor) -> torch.Tensor:
-        """The next frame's initial state: g ⊙ h_T (g = 1 without a gate: no forgetting)."""
+        """The next frame's initial scan state: g ⊙ h_T (g = 1 without a gate: no forgetting); the query-memory
+        slot, which forgets through its own r, passes unchanged."""
         if self.gamma is None:
             return h_t
-        return torch.sigmoid(self.gamma).unsqueeze(2) * h_t
+        n = len(self.layers)
+        scans = torch.sigmoid(self.gamma).unsqueeze(2) * h_t[:n]
+        return torch.cat([scans, h_t[n:]]) if self.query_memory else scans
+
+    def remember(self, q: torch.Tensor, state: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """The frame-level query memory: (read-out queries (B, Q, D), next slot (1, 2, B, D, N))."""
+        nq = q.shape[1]
+        assert self.mem_delta is not None
+        r = torch.exp(-F.softplus(self.mem_delta(q)))
+        if state is None:
+            m, w = (1 - r) * q, 1 - r
+        else:
+            slot = state[len(self.layers)]  # (2, B, D, N)
+            m_prev, w_prev = slot[0, :, :, :nq].transpose(1, 2), slot[1, :, :, :nq].transpose(1, 2)
+            m, w = r * m_prev + (1 - r) * q, r * w_prev + (1 - r)
+        pad = q.new_zeros(q.shape[0], self.dim, self.n_state - nq)
+        nxt = torch.stack([torch.cat([m.transpose(1, 2), pad], -1), torch.cat([w.transpose(1, 2), pad], -1)])
+        return m / w, nxt.unsqueeze(0)
 
     def forward(self, amp, ph, state=None):
-        """amp, ph (B, T, F); state (layers, 2, B, D, N) or None → (joints (B,Q,14,3), logits (B,Q), next state)."""
+        """amp, ph (B, T, F); state (layers [+ 1], 2, B, D, N) or None → (joints (B,Q,14,3), logits (B,Q), next state)."""
         a, p = self._norm(amp, ph)
         ua, up = self.emb_a(a), self.emb_p(p)
         scan = S.SCANS[self.scan_name]
@@ -202,6 +240,9 @@ class WiFiMamba(_Base):
             assert isinstance(blk, nn.ModuleDict)
             q = q + blk["att"](blk["n1"](q), tokens, bias)
             q = q + blk["ff"](blk["n2"](q))
+        if self.query_memory:
+            q, slot = self.remember(q, state)
+            h_t = torch.cat([h_t, slot])
         kp, logits = self._heads(q)
         return kp, logits, self.carry(h_t)
 
@@ -281,6 +322,8 @@ def analytic_flops(model) -> int:
         per_stream = t * (d * 2 * d + d * (rank + 2 * n) + rank * d + d * d) + 2 * t * d * n * 4  # projections + 2 scans
         macs = 2 * t * f * d + layers * 2 * per_stream
         macs += cfg["dec_layers"] * (q * d * d * 2 + 2 * t * d * d * 2 + q * 2 * t * d * 2 + q * 4 * d * d) + 2 * d * d
+        if cfg.get("query_memory"):  # Δ through the rank bottleneck, then the two-term update of m and w
+            macs += q * 2 * d * rank + q * d * 4
     else:
         layers, ffn = cfg["layers"], cfg["ffn"]
         macs = t * 2 * f * d + layers * (4 * t * d * d + 2 * t * t * d + 2 * t * ffn * d * d)

@@ -108,7 +108,11 @@ def capture_report(csi: np.ndarray, subcarriers, *, weighted: bool = True, refin
     raw = phase_std(np.angle(csi))  # (link, ant, sub)
     san = phase_std(fit.phase)
     amp = np.abs(csi).mean(axis=(0, 1, 3))
-    return {"phase_std_raw_median": float(np.median(raw)), "phase_std_sanitized_median": float(np.median(san)),
+    # How noisy each antenna's channel is from packet to packet: |CSI|'s relative std across packets (median
+    # over links and subcarriers; the per-packet gain adds to it). Where it is large the channel itself is
+    # noise-dominated, and removing per-packet phase offsets (all a sanitiser does) cannot steady the phase.
+    rel = np.median(np.abs(csi).std(0) / np.maximum(np.abs(csi).mean(0), 1e-12), axis=(0, 2))
+    return {"amplitude_rel_std_per_antenna": [float(v) for v in rel],"phase_std_raw_median": float(np.median(raw)), "phase_std_sanitized_median": float(np.median(san)),
             "phase_std_sanitized_strongest_antenna": float(np.median(san[:, int(amp.argmax())])),
             "phase_std_sanitized_per_antenna": [float(np.median(san[:, a])) for a in range(san.shape[1])],
             "mean_amplitude_per_antenna": [float(v) for v in amp],

@@ -8,6 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from mlx26.core.common.errors import InputError  # noqa: E402
 from mlx26.core.wifi_pose import metrics  # noqa: E402
 from mlx26.core.wifi_pose import model as M  # noqa: E402
 
@@ -29,6 +30,40 @@ def test_chunked_and_sequential_models_agree_with_state():
         b = net(amp, ph, state)
     for x, y in zip(a, b, strict=True):
         assert (x - y).abs().max() < 1e-5
+
+
+def test_query_memory_is_a_normalised_selective_average_of_past_frames():
+    """Frame k reads Σ_j c_j q_j with c_j = (1 − r_j) Π_{i>j} r_i / Σ c (written out here, float64), so the
+    first frame reads its own queries and zero state equals no state."""
+    net = _net()
+    torch.manual_seed(3)
+    qs = [torch.randn(2, 4, 16) for _ in range(5)]
+    state, outs = net.zero_state(2), []
+    with torch.no_grad():
+        for q in qs:
+            y, slot = net.remember(q, state)
+            state = torch.cat([state[:-1], slot])
+            outs.append(y)
+        rs = [torch.exp(-torch.nn.functional.softplus(net.mem_delta(q))).double() for q in qs]
+        assert torch.allclose(net.remember(qs[0], None)[0], qs[0], atol=1e-6)
+    for k in range(len(qs)):
+        weights = [(1 - rs[j]) * torch.prod(torch.stack([rs[i] for i in range(j + 1, k + 1)] or [torch.ones_like(rs[0])]), 0)
+                   for j in range(k + 1)]
+        ref = sum(w * qs[j].double() for j, w in enumerate(weights)) / sum(weights)
+        assert (outs[k].double() - ref).abs().max() < 1e-5
+    amp, ph = torch.randn(2, 20, 27), torch.randn(2, 20, 27)
+    with torch.no_grad():
+        a, b = net(amp, ph, None), net(amp, ph, net.zero_state(2))
+    for x, y in zip(a[:2], b[:2], strict=True):
+        assert (x - y).abs().max() < 1e-5
+
+
+def test_without_query_memory_the_state_is_the_scans_alone():
+    net = _net(query_memory=False)
+    assert net.zero_state(3).shape == (2, 2, 3, 16, 4)
+    assert _net().zero_state(3).shape == (3, 2, 3, 16, 4)
+    with pytest.raises(InputError, match="queries"):
+        M.WiFiMamba(27, 20, dim=16, state=2, queries=4)
 
 
 def test_params_ratio_at_equal_width():
@@ -89,3 +124,15 @@ def test_onnxruntime_equals_torch(tmp_path):
         net.eval()
         E.export_onnx(net, tmp_path / f"{net.kind}.onnx")
         assert E.compare(net, tmp_path / f"{net.kind}.onnx", batch=1)["max_abs_diff"] < 1e-4
+
+
+def test_bench_comparison_is_deterministic_for_a_seed(monkeypatch):
+    """Each model's initialisation depends on the seed alone: a second run in the same process (the global
+    RNG already consumed) gives the same figures."""
+    import sys
+
+    from mlx26.core.wifi_pose import bench
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # the latency part is not under test
+    runs = [bench.compare(steps=2, sequences=6, frames=3, window=2, batch=2, seed=5) for _ in range(2)]
+    assert [r["mpjpe_mm"] for r in runs[0]] == [r["mpjpe_mm"] for r in runs[1]]
