@@ -31,7 +31,7 @@ from mlx26.cli._io import (
     notice,
 )
 from mlx26.cli._llm_options import LLMOpt, llm_errors, open_llm
-from mlx26.core.rpa_distill.spec import AGENTS, BUILDERS
+from mlx26.core.rpa_distill.spec import AGENTS, BUILDERS, TRANSLATORS
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
@@ -190,21 +190,43 @@ def record(
     emit(rows, output, fmt if fmt != OutputFormat.auto or output else OutputFormat.jsonl, force=force)
 
 
+TranslatorOpt = Annotated[str, typer.Option("--translator", help="rules: the rule translator; llm: the model "
+                                            "proposes each step's selector, kept only if it matches exactly the "
+                                            "acted-on element (else the rule selector stays).", metavar="TEXT")]
+
+
+def _translator(kind: str, llm: str | None) -> None:
+    if kind not in TRANSLATORS:
+        raise unknown_name("translator", kind, TRANSLATORS)
+    if kind == "llm" and not llm:
+        raise UsageError("--translator llm needs an LLM.", hint="give --llm SPEC")
+
+
 @app.command("translate")
-def translate(input: InputArg, output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
-              quiet: QuietOpt = False) -> None:
+def translate(input: InputArg, translator: TranslatorOpt = "rules", llm: LLMOpt = None, output: OutputOpt = None,
+              fmt: FormatOpt = OutputFormat.auto, only_field: FieldOpt = None, table_columns: ColumnsOpt = None,
+              force: ForceOpt = False, quiet: QuietOpt = False) -> None:
     """Replace every action's element ref by a soft-coded selector (unique in its snapshot).
 
-    Failed episodes are dropped with a warning; mixed task ids are refused.
+    Failed episodes are dropped with a warning; mixed task ids are refused. With --translator llm each
+    step records who wrote its selector (translated_by) and, where the model named it, its field.
 
     \b
     Examples:
       mlx26 rpa-distill translate <(mlx26 rpa-distill record --env synthetic/login-user -n 3) --format jsonl
     """
+    _translator(translator, llm)
     check_output(output, force)
     from mlx26.core.rpa_distill.translate import translate as run
 
-    demos, _, warnings = run(_trajectories(input))
+    with llm_errors():
+        demos, _, warnings = run(_trajectories(input))
+        if translator == "llm":
+            from mlx26.core.rpa_distill.llm_translate import translate_with_llm
+
+            report = translate_with_llm(demos, open_llm(llm, purpose="rpa-distill translate"))
+            notice(f"rpa-distill translate: the LLM's selector kept for {report['accepted']} of {report['steps']} "
+                   f"steps ({report['kept_rule_selector']} keep the rule selector).", quiet)
     for warning in warnings:
         notice(f"Warning: {warning}", quiet)
     emit(demos, output, fmt if fmt != OutputFormat.auto or output else OutputFormat.jsonl, force=force)
@@ -219,6 +241,7 @@ def build(
                                          "repaired; auto: synth, then llm where slots stay unexplained.",
                                          metavar="TEXT")] = "synth",
     llm: LLMOpt = None,
+    translator: TranslatorOpt = "rules",
     repair_budget: Annotated[int, typer.Option("--repair-budget", help="LLM attempts in all (the first + repairs).",
                                                min=1, max=20, metavar="N")] = 3,
     heldout: Annotated[int, typer.Option("--heldout", help="Fresh instances an LLM-written function must also "
@@ -259,6 +282,10 @@ def build(
         raise unknown_name("builder", builder, BUILDERS)
     if builder == "llm" and not llm:
         raise UsageError("--builder llm needs an LLM.", hint="give --llm SPEC (e.g. openai:URL#MODEL or hf:tiny-llama)")
+    _translator(translator, llm)
+    if translator == "llm" and builder == "synth":
+        raise UsageError("--translator llm feeds the LLM builder; the synthesiser needs the rule translator's "
+                         "one key set per step across demos.", hint="use --builder llm or auto")
     check_output(out, force)
     check_output(output, force)
     from mlx26.core.rpa_distill import distill
@@ -293,7 +320,7 @@ def build(
                 source = None
         if source is None:
             source, llm_summary = _llm_build(trajs, backend, extra, repair_budget, heldout, exemplars, step_timeout,
-                                             quiet, (html, url, task_file))
+                                             quiet, (html, url, task_file), translator == "llm")
             summary.update(llm_summary)
             builder_used = "llm"
     with atomic_output(out, force) as handle:
@@ -306,7 +333,8 @@ def build(
 
 def _llm_build(trajs: list[dict[str, Any]], backend: Any, extra: list[dict[str, Any]] | None, budget: int,
                heldout: int, k: int, step_timeout: float, quiet: bool,
-               page: tuple[str | None, str | None, str | None]) -> tuple[str, dict[str, Any]]:
+               page: tuple[str | None, str | None, str | None], llm_translator: bool = False
+               ) -> tuple[str, dict[str, Any]]:
     """The LLM builder on the trajectories' own environment; exit 1 when no attempt verifies."""
     from mlx26.core.rpa_distill import llm_builder as L
 
@@ -319,7 +347,8 @@ def _llm_build(trajs: list[dict[str, Any]], backend: Any, extra: list[dict[str, 
         if env.name != task:
             raise UsageError(f"the demos are of {task}, but --task defines {env.name}.")
         result = L.build_with_llm(trajs, backend, env, store=store, k=k, budget=budget, heldout=heldout,
-                                  step_timeout=step_timeout, poll=_polls(task))
+                                  step_timeout=step_timeout, poll=_polls(task),
+                                  translator=backend if llm_translator else None)
     for attempt in result.attempts:
         notice(f"rpa-distill build: LLM attempt {attempt.number}: {attempt.verdict} — {attempt.detail}", quiet)
     if result.source is None:
@@ -328,6 +357,8 @@ def _llm_build(trajs: list[dict[str, Any]], backend: Any, extra: list[dict[str, 
     return result.source, {"task": result.task, "demos": sum(bool(t.get("success")) for t in trajs),
                            "attempts": len(result.attempts), "verdicts": [a.verdict for a in result.attempts],
                            "exemplars": result.exemplars, "llm_calls": result.tokens["calls"],
+                           **({"llm_selectors": f"{result.translation['accepted']}/{result.translation['steps']}"}
+                              if result.translation else {}),
                            "_tokens": result.tokens["prompt_tokens"] + result.tokens["completion_tokens"]}
 
 

@@ -35,7 +35,9 @@ class Env(Protocol):
 def env_names() -> list[str]:
     from mlx26.core.rpa_distill import miniwob_env, synthetic
 
-    return [f"synthetic/{n}" for n in synthetic.FAMILIES] + [f"miniwob/{n}" for n in miniwob_env.TASKS]
+    shipped = [t for t in miniwob_env.all_tasks() if t not in miniwob_env.TASKS]
+    return ([f"synthetic/{n}" for n in synthetic.FAMILIES] + [f"miniwob/{n}" for n in miniwob_env.TASKS]
+            + [f"miniwob/{n}" for n in shipped])
 
 
 def family(name: str) -> str:
@@ -54,6 +56,6 @@ def make_env(name: str, *, step_timeout: float = 10.0) -> Env:
     elif kind == "miniwob":
         from mlx26.core.rpa_distill import miniwob_env
 
-        if task in miniwob_env.TASKS:
+        if task in miniwob_env.TASKS or task in miniwob_env.all_tasks():
             return miniwob_env.MiniWobEnv(task, step_timeout=step_timeout)
     raise unknown_name("env", name, env_names())

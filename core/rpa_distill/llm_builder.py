@@ -71,6 +71,7 @@ class LLMBuild:
     attempts: list[Attempt] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0})
     exemplars: list[str] = field(default_factory=list)
+    translation: dict[str, Any] | None = None  # the LLM translator's report, when it ran
 
     @property
     def verified(self) -> bool:
@@ -91,7 +92,7 @@ def render_demo(demo: dict[str, Any]) -> str:
         sel = _show(step.get("selector", {}))
         if action["op"] in ("type", "select"):
             text = action.get("text", "")
-            same = [k for k, v in demo["fields"].items() if v == text]
+            same = [step["field"]] if "field" in step else [k for k, v in demo["fields"].items() if v == text]
             hint = f"  (= fields[{_show(same[0])}])" if same else ""
             lines.append(f"  {i}. {action['op']} {sel} <- {_show(text)}{hint}")
         else:
@@ -232,17 +233,28 @@ def check_function(env: Any, source: str, seeds: Sequence[int], *, step_timeout:
 
 def build_with_llm(trajs: list[dict[str, Any]], backend: Any, env: Any, *, store: Sequence[dict[str, Any]] = (),
                    k: int = 3, budget: int = 3, heldout: int = 5, heldout_seed: int = 0, step_timeout: float = 10.0,
-                   poll: bool = False) -> LLMBuild:
-    """Generate, verify and repair until a function solves the demos' and ``heldout`` fresh instances."""
+                   poll: bool = False, translator: Any = None) -> LLMBuild:
+    """Generate, verify and repair until a function solves the demos' and ``heldout`` fresh instances.
+
+    ``translator``: an LLM backend for :mod:`.llm_translate` (its valid selectors replace the rule ones in
+    the prompt); None keeps the rule translator's."""
     from mlx26.core.rpa_distill.distill import HELD_OUT_SEED
     from mlx26.core.rpa_distill.translate import translate
 
     if budget < 1:
         raise InputError(f"the repair budget must be >= 1 attempt, got {budget}")
     demos, _, _ = translate(trajs)
+    report = None
+    if translator is not None:
+        from mlx26.core.rpa_distill.llm_translate import translate_with_llm
+
+        report = translate_with_llm(demos, translator)
     task = demos[0]["task"]
     shots = nearest(store, demos[0]["instruction"] + " " + _page_words(demos[0]), k)
-    result = LLMBuild(task, None, exemplars=[s.get("task") or s["instruction"][:40] for s in shots])
+    result = LLMBuild(task, None, exemplars=[s.get("task") or s["instruction"][:40] for s in shots], translation=report)
+    if report:
+        for key in ("prompt_tokens", "completion_tokens", "calls"):
+            result.tokens[key] += report["tokens"][key]
     seeds = [int(d["seed"]) for d in demos if "seed" in d] + [HELD_OUT_SEED + heldout_seed + i for i in range(heldout)]
     history: list[dict[str, str]] = []
     n_shots, n_demos = len(shots), len(demos)

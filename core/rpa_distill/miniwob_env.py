@@ -27,8 +27,13 @@ from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.rpa_distill.dom import element
 from mlx26.core.rpa_distill.env import InvalidAction
 
+# The tasks with a scripted oracle (demos without an LLM) and scripted ReAct rules; every other task the
+# package ships is selectable by name too (``all_tasks``), with demos from ``--agent react --llm SPEC``.
 TASKS = ("click-button", "click-link", "enter-text", "login-user", "click-checkboxes", "click-option",
-         "choose-list", "click-dialog-2")
+         "choose-list", "click-dialog-2", "click-test", "click-test-2", "click-test-transfer", "click-button-sequence",
+         "focus-text", "focus-text-2", "enter-password", "enter-text-dynamic", "enter-text-2", "click-dialog",
+         "click-tab", "click-checkboxes-large", "click-checkboxes-transfer", "unicode-test", "click-widget",
+         "click-collapsible")
 DEFAULT_CHROME = "/usr/bin/chromium"
 DEFAULT_DRIVER = "/usr/bin/chromedriver"
 _SELECT_INFO = """
@@ -91,13 +96,25 @@ def html_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "html" / "miniwob"
 
 
+def all_tasks() -> tuple[str, ...]:
+    """Every MiniWoB++ task the installed package ships (its HTML files), sorted; () without the package."""
+    if importlib.util.find_spec("miniwob") is None:
+        return ()
+    return tuple(sorted(p.stem for p in html_dir().glob("*.html")))
+
+
 def parse_fields(task: str, utterance: str) -> dict[str, Any]:
-    """MiniWoB's own field extractor, with click-checkboxes' ``target i`` keys folded into ``targets``."""
+    """MiniWoB's own field extractor, with numbered ``target i`` keys folded into one list, ``targets``; a
+    task the package has no extractor for gets ``{"utterance": …}``."""
     from miniwob.fields import get_field_extractor
 
-    pairs = list(get_field_extractor(task)(utterance))
-    if task == "click-checkboxes":
-        return {"targets": [v for k, v in pairs if k.startswith("target ")]}
+    try:
+        pairs = list(get_field_extractor(task)(utterance))
+    except (ValueError, KeyError):
+        return {"utterance": utterance}
+    numbered = [v for k, v in pairs if k.startswith("target ")]
+    if numbered or task.startswith("click-checkboxes"):
+        return {"targets": numbered, **{k: v for k, v in pairs if not k.startswith("target ") and k != "button"}}
     return {k: v for k, v in pairs}
 
 
@@ -139,8 +156,8 @@ class MiniWobEnv:
     """One MiniWoB++ task in one headless Chromium (started on first reset, ended by close)."""
 
     def __init__(self, task: str, *, step_timeout: float = 10.0):
-        if task not in TASKS:
-            raise InputError(f"Unknown MiniWoB task '{task}'.", "supported: " + ", ".join(TASKS))
+        if task not in TASKS and task not in all_tasks():
+            raise InputError(f"Unknown MiniWoB task '{task}'.", "the miniwob package ships: " + ", ".join(all_tasks()))
         self.task = task
         self.name = f"miniwob/{task}"
         self.step_timeout = step_timeout

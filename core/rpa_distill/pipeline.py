@@ -35,7 +35,7 @@ def opened(name: str, step_timeout: float = 10.0) -> Iterator[Env]:
 
 def make_agent(kind: str, env_name: str, backend: Any = None) -> Any:
     if kind == "oracle":
-        return OracleAgent(family(env_name))
+        return OracleAgent(family(env_name), miniwob=env_name.startswith("miniwob/"))
     if kind == "react":
         if backend is None:
             raise InputError("the react agent needs an LLM backend.", "give --llm SPEC")
@@ -51,7 +51,7 @@ def record(env: Env, agent: Any, episodes: int, seed: int = 0, max_steps: int = 
 def compare(env_name: str, backend: Any, *, demos: int = 3, episodes: int = 100, demo_agent: str = "oracle",
             seed: int = 0, step_timeout: float = 10.0) -> list[dict[str, Any]]:
     """Rows for ReAct, distilled (no fallback) and distilled + ReAct fallback on the same instances."""
-    poll = env_name.startswith("miniwob/")
+    poll = env_name.startswith(("miniwob/", "html/"))
     with opened(env_name, step_timeout) as env:
         start = time.perf_counter()
         recorded = list(record(env, make_agent(demo_agent, env_name, backend), demos, seed))
@@ -64,6 +64,9 @@ def compare(env_name: str, backend: Any, *, demos: int = 3, episodes: int = 100,
         hybrid, _, _ = verify(env, source, episodes, agent=ReactAgent(backend), fallback=True, seed=seed,
                               step_timeout=step_timeout, poll=poll)
     react = summarize(react_runs)
+    # Where every token figure of these rows comes from: "estimated" (the scripted policy, ⌈bytes/4⌉),
+    # "server" (an OpenAI-compatible server's usage fields), "local" (the model's tokenizer), "recorded".
+    source = _usage_source(backend)
     rows = []
     for mode, stats in (("react", react), ("distilled", plain[0]), ("distilled+fallback", hybrid[0])):
         solved = stats["solved"]
@@ -74,7 +77,7 @@ def compare(env_name: str, backend: Any, *, demos: int = 3, episodes: int = 100,
                      "tokens_per_solved_incl_demos": amortized / solved if solved else None,
                      "seconds_per_episode": round(stats["seconds_per_episode"], 5),
                      "needs_llm_slots": program.needs_llm() if mode != "react" else None,
-                     "demo_agent": demo_agent, "build_seconds": round(build_seconds, 3)})
+                     "demo_agent": demo_agent, "build_seconds": round(build_seconds, 3), "tokens_are": source})
     base = rows[0]["tokens_per_solved"]
     for row in rows:
         mine = row["tokens_per_solved"]
@@ -82,3 +85,10 @@ def compare(env_name: str, backend: Any, *, demos: int = 3, episodes: int = 100,
         amortized = row["tokens_per_solved_incl_demos"]
         row["token_reduction_incl_demos"] = (1 - amortized / base) if base and amortized is not None else None
     return rows
+
+
+def _usage_source(backend: Any) -> str:
+    try:
+        return str(backend.capabilities().usage_source)
+    except (AttributeError, NotImplementedError):
+        return "unknown"

@@ -69,8 +69,39 @@ def rules() -> list[dict[str, Any]]:
               _click("the dialog's close button")),
         _rule(r'Click the button in the dialog box labeled ' + q + r'\.', r'button "(?P=t)"',
               _click('the dialog button "${t}"')),
-        {"match": "", "reply": "Thought: I cannot find the element.\nAction: click(none)"},
     ]
+    out += _miniwob_rules()
+    out.append({"match": "", "reply": "Thought: I cannot find the element.\nAction: click(none)"})
+    return out
+
+
+def _miniwob_rules() -> list[dict[str, Any]]:
+    """MiniWoB++ tasks with no synthetic family. Two cannot be scripted with regex: enter-text-2 (the case
+    change of an unseen word) and click-collapsible (its header renders with no text to target)."""
+    first = r"Previous actions:\n\(none\)"
+    out = [
+        _rule(r"Click the button\.", r'button "[^"\n]*"', _click("the only button")),
+        _rule(r"Click button (?P<t>\w+)\.", r'button "(?P=t)"', _click('the button "${t}"')),
+        {"match": r'Task: Click button ONE, then click button TWO\..*?' + _REF + r'button "ONE".*' + first,
+         "reply": _click('the button "ONE"')},
+        _rule(r"Click button ONE, then click button TWO\.", r'button "TWO"', _click('the button "TWO"')),
+        _rule(r"Focus into the textbox\.", r"input type=text", _click("the textbox")),
+        _rule(r'Enter the password "(?P<t>[^"\n]*)" into both text fields and press submit\.',
+              r'input type=password(?![^\n]*value="(?P=t)")',
+              'Thought: the password goes into ${r}.\nAction: type(${r}, "${t}")'),
+        _rule(r"Enter the password .* and press submit\.", r'button "Submit"', _click("the Submit button")),
+        _rule(r'Close the dialog box by clicking the "x"\.', r'button "(?:x|Close)"', _click("the close button")),
+        _rule(r"Click on Tab #(?P<t>\d+)\.", r'a "Tab #(?P=t)"', _click('the tab "Tab #${t}"')),
+        _rule(r'Click on a "textarea" widget\.', r"textarea", _click("the textarea")),
+        _rule(r'Click on a "button" widget\.', r"button", _click("the button")),
+    ]
+    for kind in ("text", "radio", "checkbox"):
+        out.append(_rule(f'Click on a "{kind}" widget\\.', f"input type={kind}", _click(f"the {kind} input")))
+    for n, suffix in ((1, "st"), (2, "nd"), (3, "rd")):  # the n-th text input: skip n - 1 of them
+        skip = r"(?:\n\[[^\]\n]+\] input type=text[^\n]*)" + f"{{{n - 1}}}" if n > 1 else ""
+        out.append({"match": f"Task: Focus into the {n}{suffix} input textbox\\.(?:(?!\\n\\[[^\\]\\n]+\\] input "
+                             f"type=text).)*?{skip}" + _REF + "input type=text",
+                    "reply": _click(f"the input number {n}")})
     return out
 
 

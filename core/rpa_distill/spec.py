@@ -5,3 +5,4 @@
 
 AGENTS = ("oracle", "react")  # oracle: the scripted policy (no LLM); react: the LLM agent
 BUILDERS = ("synth", "llm", "auto")  # rule synthesiser; the LLM writes the function; synth, then llm if needed
+TRANSLATORS = ("rules", "llm")  # rule translator; the LLM proposes selectors, checked against the snapshot

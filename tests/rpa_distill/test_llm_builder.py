@@ -166,3 +166,50 @@ def test_store_errors_name_the_line(tmp_path):
     bad.write_text("not json\n")
     with pytest.raises(Exception, match="line 1"):
         L.read_store(str(bad))
+
+
+TRANSLATION = json.dumps([
+    {"step": 1, "selector": {"tag": "button", "text": "Accept cookies"}},
+    {"step": 2, "selector": {"tag": "input", "name": "username"}, "text": 'fields["username"]'},
+    {"step": 3, "selector": {"id": "made-up-id"}, "text": 'fields["password"]'},
+    {"step": 4, "selector": {"onclick": "x"}},
+])
+
+
+def test_llm_translator_keeps_only_selectors_that_find_the_acted_on_element(demos):
+    import tempfile
+    from pathlib import Path
+
+    from mlx26.core.llm import get_backend
+    from mlx26.core.rpa_distill.align import target
+    from mlx26.core.rpa_distill.llm_translate import translate_with_llm
+    from mlx26.core.rpa_distill.selectors import find
+    from mlx26.core.rpa_distill.translate import translate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rules = _rules(Path(tmp), [{"match": "", "reply": "```json\n" + TRANSLATION + "\n```"}])
+        trajs = [json.loads(line) for line in demos.read_text().splitlines()]
+        translated, _, _ = translate(trajs)
+        report = translate_with_llm(translated, get_backend(f"scripted:{rules}"))
+    steps = [s for d in translated for s in d["steps"]]
+    assert report["steps"] == len(steps) and report["accepted"] + report["kept_rule_selector"] == len(steps)
+    assert report["accepted"] >= 2 and report["tokens"]["calls"] == len(translated)
+    assert all(find(s["elements"], s["selector"]) == [target(s)] for s in steps)  # the builders' contract
+    assert not any(s["selector"] in ({"id": "made-up-id"}, {"onclick": "x"}) for s in steps)
+    assert any(s.get("field") == "username" and s["translated_by"] == "llm" for s in steps)
+
+
+def test_build_with_the_llm_translator_and_builder(run_cli, demos, tmp_path):
+    rules = _rules(tmp_path, [{"match": "Rewrite every action", "reply": TRANSLATION},
+                              {"match": "Write the function", "reply": CORRECT}])
+    r = run_cli("rpa-distill", "build", str(demos), "--out", tmp_path / "fn.py", "--builder", "llm", "--translator",
+                "llm", "--llm", f"scripted:{rules}", "--format", "json")
+    assert r.code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["verdicts"] == ["verified"] and out["llm_calls"] == 4 and out["llm_selectors"].endswith("/11")
+    t = run_cli("rpa-distill", "translate", str(demos), "--translator", "llm", "--llm", f"scripted:{rules}")
+    assert t.code == 0 and "LLM's selector kept" in t.stderr
+    assert {s["translated_by"] for line in t.stdout.splitlines() for s in json.loads(line)["steps"]} == {"llm", "rules"}
+    bad = run_cli("rpa-distill", "build", str(demos), "--out", tmp_path / "x.py", "--translator", "llm", "--llm",
+                  f"scripted:{rules}")
+    assert bad.code == 2 and "rule translator" in bad.stderr
