@@ -77,6 +77,8 @@ def _environment(env: str | None, html: str | None, url: str | None, task: str |
         return
     if not env:
         raise UsageError("no environment: give --env NAME, or --html FILE / --url URL with --task task.yaml.")
+    if env.startswith("html/"):
+        raise UsageError(f"{env} is a page of your own: give --html FILE or --url URL with --task task.yaml.")
     from mlx26.core.rpa_distill import pipeline
 
     _env_available(env)
@@ -137,7 +139,10 @@ def envs(output: OutputOpt = None, fmt: FormatOpt = OutputFormat.auto, only_fiel
     from mlx26.core.rpa_distill.miniwob_env import browser_problem
 
     problem = browser_problem()
+    from mlx26.core.rpa_distill.oracle import POLICIES
+
     rows = [{"env": n, "available": not n.startswith("miniwob/") or problem is None,
+             "oracle": n.split("/", 1)[1] in POLICIES,
              "note": problem if n.startswith("miniwob/") and problem else ""} for n in env_names()]
     emit(rows, output, fmt, force=force, title="rpa-distill environments")
 

@@ -6,6 +6,7 @@ over ``mlx26.core.wifi_pose``; shared options live in ``cli/_wifi_pose.py``, the
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
@@ -119,8 +120,10 @@ def synth_cmd(dest: Annotated[str, typer.Argument(help="PATH.npz (our clips layo
               packets: Annotated[int, typer.Option("--packets", help="Packets per frame.", min=2, metavar="N")] = 20,
               persons: Annotated[int, typer.Option("--persons", help="At most this many persons (1-3).", min=1,
                                                    max=3, metavar="N")] = 3,
-              snr: Annotated[float, typer.Option("--snr", help="SNR in dB.", metavar="NUMBER")] = 25.0,
-              sto: Annotated[float, typer.Option("--sto-ns", help="Timing offset range ± ns.", min=0, metavar="NUMBER")] = 40.0,
+              snr: Annotated[float, typer.Option("--snr", help="SNR in dB (-30 to 100).", min=-30, max=100,
+                                                 metavar="NUMBER")] = 25.0,
+              sto: Annotated[float, typer.Option("--sto-ns", help="Timing offset range ± ns (0 to 1000).", min=0,
+                                                 max=1000, metavar="NUMBER")] = 40.0,
               seed: SeedOpt = 0, output: OutputOpt = None, fmt: FormatOpt = A, only_field: FieldOpt = None, table_columns: ColumnsOpt = None, force: ForceOpt = False,
               quiet: QuietOpt = False) -> None:
     """Write SYNTHETIC CSI from 3D poses (room, Tx/Rx arrays, body scatterers, impairments, smooth motion).
@@ -129,8 +132,10 @@ def synth_cmd(dest: Annotated[str, typer.Argument(help="PATH.npz (our clips layo
     Examples:
       mlx26 wifi-pose synth clips.npz --sequences 4 --frames 8 --force --format json
     """
+    if not (math.isfinite(snr) and math.isfinite(sto)):  # typer's range check lets NaN through
+        raise InputError(f"--snr and --sto-ns must be finite numbers, got {snr} and {sto}")
     if Path(dest).exists() and not force:
-        raise InputError(f"{dest} exists", "pass --force to replace it")
+        raise InputError(f"refusing to overwrite existing file {dest}", "pass --force to replace it")
     W.start(output, force)
     from mlx26.core.wifi_pose import io, synth
 

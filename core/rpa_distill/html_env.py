@@ -93,8 +93,10 @@ class PageTask:
         values: dict[str, Any] = {k: rng.choice(v) for k, v in self.fields.items()}
         for k, v in (params or {}).items():
             if k not in self.fields:
-                raise InputError(f"--params names '{k}', which {self.source} does not define",
+                raise InputError(f"--params names '{k}', which {self.source} does not define.",
                                  "fields: " + ", ".join(self.fields))
+            if not isinstance(v, str):
+                raise InputError(f"--params '{k}' must be a string (the text a page field takes), got {v!r}.")
             values[k] = v
         return values
 
@@ -198,6 +200,11 @@ class PageEnv:
         except WebDriverException as exc:
             raise RunFailure(f"{self.url}: the page cannot be opened "
                              f"({' '.join(str(exc.msg or exc).split())[:160]})") from None
+        if str(self.driver.execute_script("return document.URL")).startswith("chrome-error://"):
+            # Chromium's own error page (current_url still shows the requested URL), not the user's page
+            code = self.driver.execute_script(
+                "var e = document.querySelector('.error-code'); return e ? e.innerText : '';") or "a network error"
+            raise RunFailure(f"{self.url}: the page cannot be opened (Chromium: {' '.join(str(code).split())})")
 
     def reset(self, seed: int, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self.fields = self.task.draw(seed, params)

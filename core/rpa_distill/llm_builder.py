@@ -49,6 +49,7 @@ SYSTEM = (
     "```python fenced block and nothing else."
 )
 MAX_REPLY_TOKENS = 512
+DOC_QUOTES = ('"' * 3, "'" * 3)
 MIN_REPLY_TOKENS = 128  # what a reply may need at least; a small model's context is shrunk to leave it
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
 _WORD = re.compile(r"[a-z0-9]+")
@@ -132,6 +133,8 @@ def extract_code(text: str, task: str) -> str | None:
     code = code.strip("\n") + "\n"
     if not re.search(r"^TASK\s*=", code, re.MULTILINE):
         code = f"TASK = {_show(task)}\n\n\n" + code
+    if not code.lstrip().startswith(DOC_QUOTES):
+        code = f'"""RPA function written by the LLM builder of mlx26 rpa-distill for {task}."""\n\n' + code
     return code
 
 

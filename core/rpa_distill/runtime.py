@@ -50,8 +50,8 @@ class Api:
                 break
             time.sleep(0.05)
             self.obs = self.env.observe()
-        what = "no element" if not hits else f"{len(hits)} elements"
-        raise StepFailure(f"step {len(self.steps) + 1} ({label}): {what} match {{{describe(selector)}}}.")
+        what = "no element matches" if not hits else f"{len(hits)} elements match"
+        raise StepFailure(f"step {len(self.steps) + 1} ({label}): {what} {{{describe(selector)}}}.")
 
     def _act(self, action: dict[str, Any], selector: dict[str, Any] | None, source: str = "rpa",
              usage: dict[str, int] | None = None) -> None:

@@ -122,8 +122,12 @@ def read_capture(path: str | Path, chip: str, *, perm: bool = True,
     undoes the Intel NIC's antenna→RF-chain permutation (csi[:, perm] = csi, as in the csitool FAQ).
     """
     p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{path} is a folder, not a capture file")
     if not p.is_file():
         raise InputError(f"capture not found: {path}")
+    if p.stat().st_size == 0:
+        raise InputError(f"{path} is empty")
     try:
         import csiread
     except ImportError as exc:  # pragma: no cover - the CLI checks require() first
@@ -304,7 +308,7 @@ def load_clips(path: str | Path, expect: dict[str, int | None] | None = None) ->
                          "make one with `mlx26 wifi-pose synth` or `read -o`") from exc
     if "csi" not in d or "keypoints" not in d:
         raise InputError(f"{path}: not a wifi-pose clips NPZ (needs 'csi' and 'keypoints'; has {', '.join(d)})",
-                         "`mlx26 wifi-pose synth --npz` writes one")
+                         "`mlx26 wifi-pose synth FILE.npz` writes one")
     csi = d["csi"]
     if csi.ndim != 5:
         raise InputError(f"{path}: csi has shape {list(csi.shape)}, expected (clips, link, ant, sub, pkt)")

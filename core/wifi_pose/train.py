@@ -68,6 +68,8 @@ def build_for(kind: str, data: Data, preset: str = "tiny", memory: bool = True, 
 def fit(net, data: Data, *, steps: int = 300, batch: int = 16, window: int = 4, lr: float = 3e-3,
         seed: int = 0, log=None, progress=None) -> dict:
     """Train ``net`` in place; ``log(text)`` every 1/5 of the run, ``progress(step, loss)`` after every step."""
+    if not (lr > 0 and np.isfinite(lr)):
+        raise InputError(f"--lr must be a positive number, got {lr}")
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     starts = data.windows(window)

@@ -141,8 +141,9 @@ def test_requests_are_fitted_to_a_small_context(demos):
 
 
 def test_extract_code_forms():
-    assert L.extract_code("Here:\n```python\ndef rpa(api, fields):\n    pass\n```\nDone.", "t/x").startswith(
-        'TASK = "t/x"\n')
+    code = L.extract_code("Here:\n```python\ndef rpa(api, fields):\n    pass\n```\nDone.", "t/x")
+    assert code.startswith('"' * 3 + "RPA function written by the LLM builder") and '\nTASK = "t/x"\n' in code
+    assert "Done." not in code and "Here:" not in code
     code = L.extract_code('TASK = "t/x"\ndef rpa(api, fields):\n    pass', "t/x")
     assert code.count("TASK =") == 1 and code.endswith("pass\n")
     assert L.extract_code("I cannot help with that.", "t/x") is None

@@ -176,3 +176,26 @@ def test_generated_code_outside_the_whitelist_is_refused_before_it_runs(run_cli,
         (site / "bad.py").write_text(f'TASK = "html/newsletter"\n\n\ndef rpa(api, fields):\n{body}')
         r = run_cli("rpa-distill", "run", site / "bad.py", "--html", site / "page.html", "--task", site / "task.yaml")
         assert r.code == 2 and why in r.stderr and "rejected" in r.stderr
+
+
+@pytest.mark.browser
+def test_chromium_error_pages_are_not_taken_for_the_page(run_cli, browser, site):
+    # Chromium refuses port 9 (ERR_UNSAFE_PORT) and shows its own error page instead.
+    r = run_cli("rpa-distill", "record", "--url", "http://127.0.0.1:9/", "--task", site / "task.yaml", "--agent",
+                "react", "--llm", f"scripted:{site / 'react.json'}", "-n", "1", "--step-timeout", "3")
+    assert r.code == 1 and "cannot be opened" in r.stderr and "127.0.0.1:9" in r.stderr
+
+
+def test_a_page_function_needs_its_page(run_cli, site):
+    (site / "fn.py").write_text('TASK = "html/newsletter"\n\n\ndef rpa(api, fields):\n'
+                                '    api.click({"tag": "button", "text": "OK"})\n')
+    r = run_cli("rpa-distill", "verify", site / "fn.py", "-n", "1")
+    assert r.code == 2 and "page of your own" in r.stderr and "--html" in r.stderr
+
+
+def test_page_params_must_be_strings(run_cli, browser, site):
+    (site / "fn.py").write_text('TASK = "html/newsletter"\n\n\ndef rpa(api, fields):\n'
+                                '    api.click({"tag": "button", "text": "OK"})\n')
+    r = run_cli("rpa-distill", "run", site / "fn.py", "--html", site / "page.html", "--task", site / "task.yaml",
+                "--params", '{"name": 3}')
+    assert r.code == 2 and "must be a string" in r.stderr

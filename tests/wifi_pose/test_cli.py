@@ -123,6 +123,11 @@ def _mat(path, arr):
     ("model", ["eval", "{npz}", "--model", "{txt}"], 2, "not an mlx26 wifi-pose checkpoint"),
     ("exists", ["synth", "{txt}"], 2, "exists"),
     ("stdin", ["eval", "-", "--model", "{tmp}/m.pt"], 2, "reads files, not stdin"),
+    ("folder", ["read", "{tmp}"], 2, "is a folder"),
+    ("lr", ["train", "{npz}", "--save", "{tmp}/m.pt", "--lr", "-1"], 2, "--lr must be a positive number"),
+    ("lrnan", ["train", "{npz}", "--save", "{tmp}/m.pt", "--lr", "nan"], 2, "--lr must be a positive number"),
+    ("snrnan", ["synth", "{tmp}/s.npz", "--snr", "nan"], 2, "--snr"),
+    ("snrbig", ["synth", "{tmp}/s.npz", "--snr", "1e9"], 2, "--snr"),
 ])
 def test_bad_input(run_cli, tmp_path, case, args, code, needle):
     from mlx26.core.wifi_pose import io, synth
