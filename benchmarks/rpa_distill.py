@@ -74,6 +74,8 @@ def _record(rows: list[dict], args, with_miniwob: bool, problem: str | None) -> 
         agg["needs_llm_slots"] = sum(e["distilled"]["needs_llm_slots"] or 0 for e in envs.values())
         agg["hybrid_at_least_react"] = sum(e["distilled+fallback"]["success"] >= e["react"]["success"]
                                            for e in envs.values())
+        agg["function_alone_at_least_react"] = sum(e["distilled"]["success"] >= e["react"]["success"]
+                                                   for e in envs.values())
         agg["function_alone_solves"] = sum(e["distilled"]["success"] >= 0.9 for e in envs.values())
         # One line per task: success function / with fallback / ReAct, and ReAct's tokens per solved task
         # (the scripted policy's ESTIMATES, marked "est.").
