@@ -1,6 +1,7 @@
 """Benchmark of `mlx26 select-batch train`: PartitionSel vs independent vs GREATS vs random (the anchor).
 
-Usage:  python benchmarks/select_batch.py [--steps 200] [--out out/select-batch/bench] [--refresh 50] [--json]
+Usage:  python benchmarks/select_batch.py [--steps 200] [--out out/select-batch/bench] [--refresh 50]
+        [--reservoir 4 --anchor-every 16 --feature-len 32] [--methods random partitionsel] [--json]
 
 One process, one seed, the same candidate stream for every method: the zoo's tiny-llama
 (trained on stdlib code) is fine-tuned for --steps AdamW steps on the three-domain demo mix
@@ -13,7 +14,9 @@ loss and their ratios to random (target < 1), and the selection time as a fracti
 step time (target < 25 %), with and without the gradient features. PartitionSel runs three
 times: with the exact per-example backward (``vmap``, the old path), with the closed-form
 LM-head features (``ghost``, the default) and with ghost features refreshed every --refresh
-steps (stale features, an explicit option); the same linear sketch is used on both paths, so
+steps (stale features, an explicit option) and in the amortised mode (--reservoir K: unselected
+candidates wait ≤ K steps with their features, anchors every --anchor-every steps, features on the
+first --feature-len tokens); the same linear sketch is used on both paths, so
 the first two differ in time only (up to float rounding). A last row gives the floor of
 fresh features: a plain no-grad forward over the step's candidates and anchors as a
 fraction of the step. Also printed: how many distinct examples each run trained on, and the
@@ -41,35 +44,38 @@ METHODS = ("random", "partitionsel", "independent", "greats")
 
 
 def variants(methods: tuple[str, ...], refresh: tuple[int, ...], exact: bool,
-             grad_params: str = "last-layer") -> list[tuple[str, str, str, int]]:
-    """(label, method, feature path, refresh) of every run; ``auto`` is the closed form for the head only."""
+             grad_params: str = "last-layer", reservoir: tuple[int, ...] = ()) -> list[tuple[str, str, str, int, int]]:
+    """(label, method, feature path, refresh, reservoir) of every run; ``auto`` is the closed form for the head only."""
     auto = "ghost" if grad_params == "last-layer" else "vmap"
     exact = exact and auto == "ghost"  # other parameter sets have only the vmap path
     out = []
     for m in methods:
         if m == "partitionsel" and exact:
-            out.append(("partitionsel/vmap", m, "vmap", 1))
-        out.append((m if m == "random" else f"{m}/{auto}", m, "auto", 1))
+            out.append(("partitionsel/vmap", m, "vmap", 1, 0))
+        out.append((m if m == "random" else f"{m}/{auto}", m, "auto", 1, 0))
         if m == "partitionsel":
-            out.extend((f"partitionsel/{auto} R={R}", m, "auto", R) for R in refresh if R > 1)
+            out.extend((f"partitionsel/{auto} R={R}", m, "auto", R, 0) for R in refresh if R > 1)
+            out.extend((f"partitionsel/{auto} K={K}", m, "auto", 1, K) for K in reservoir if K > 0)
     return out
 
 
 def run(steps: int, out: Path, seed: int, methods: tuple[str, ...], budget_mode: str = "proportional",
         refresh: tuple[int, ...] = (50, 200), exact: bool = True, eval_every: int = 5, n_val: int = 144,
         randomized: bool = False, weighted: bool = True, eta: float = 0.1,
-        grad_params: str = "last-layer", pool_size: int = 12_800) -> dict[str, dict]:
+        grad_params: str = "last-layer", pool_size: int = 12_800, reservoir: tuple[int, ...] = (),
+        anchor_every: int = 0, feature_len: int = 0) -> dict[str, dict]:
     out.mkdir(parents=True, exist_ok=True)
     pool = parse_rows(enumerate(demo_rows("train", pool_size, seed), 1), "demo pool")
     val_rows, test_rows = stratified_halves(demo_rows("val", 2 * n_val, seed))
     val = parse_rows(enumerate(val_rows, 1), "demo val")
     test = parse_rows(enumerate(test_rows, 1), "demo test")
     results = {}
-    for label, method, path, R in variants(methods, refresh, exact, grad_params):
+    for label, method, path, R, K in variants(methods, refresh, exact, grad_params, reservoir):
         start = time.perf_counter()
+        amortised = {"reservoir": K, "anchor_every": anchor_every, "feature_len": feature_len} if K else {}
         cfg = TrainConfig(method=method, steps=steps, seed=seed, budget_mode=budget_mode, features=path, refresh=R,
                           eval_every=eval_every, randomized=randomized, weighted=weighted, eta=eta,
-                          grad_params=grad_params)
+                          grad_params=grad_params, **amortised)
         trainer = SelectTrainer(pool, val, cfg, test)
         name = label.replace("/", "-").replace(" ", "-").replace("=", "")
         with open(out / f"{name}-seed{seed}.jsonl", "w", encoding="utf-8") as log:
@@ -186,6 +192,11 @@ def main() -> None:
                         help="Per-domain budgets of the budgeted methods (partitionsel, independent, random).")
     parser.add_argument("--refresh", type=int, nargs="*", default=[50, 200],
                         help="Also run PartitionSel with features refreshed every R steps, for each R > 1.")
+    parser.add_argument("--reservoir", type=int, nargs="*", default=[4],
+                        help="Also run PartitionSel in the amortised mode (reservoir of unselected candidates, "
+                             "≤ K steps old), for each K > 0.")
+    parser.add_argument("--anchor-every", type=int, default=16, help="Amortised runs: anchors recomputed every N steps.")
+    parser.add_argument("--feature-len", type=int, default=32, help="Amortised runs: features on the first T tokens.")
     parser.add_argument("--no-exact", action="store_true", help="Skip the PartitionSel run on the exact vmap path.")
     parser.add_argument("--eval-every", type=int, default=5, help="Validation/test loss every N steps (not timed).")
     parser.add_argument("--n-val", type=int, default=144, help="Validation rows (guide selection); as many test rows.")
@@ -211,7 +222,8 @@ def main() -> None:
     seeds = list(range(args.seed, args.seed + args.seeds))
     per_seed = {s: run(args.steps, args.out, s, tuple(args.methods), args.budget_mode, tuple(args.refresh),
                        not args.no_exact, args.eval_every, args.n_val, args.randomized,
-                       args.train_weights == "selection", args.eta, args.grad_params, args.pool_size) for s in seeds}
+                       args.train_weights == "selection", args.eta, args.grad_params, args.pool_size,
+                       tuple(args.reservoir), args.anchor_every, args.feature_len) for s in seeds}
     labels = list(per_seed[seeds[0]])
     anchor = per_seed[seeds[0]]["random"]
     print(f"select-batch benchmark — tiny-llama, local 3-domain mix ({args.pool_size}-row pool), {args.steps} steps, "
@@ -221,7 +233,7 @@ def main() -> None:
           "greedy; "
           f"{args.train_weights} loss weights; η = {args.eta}; {args.grad_params} features; "
           "anchor: random per domain")
-    print(f"{'run':<26}{'unique':>7}{'val loss':>10}{'÷ random':>10}{'test loss':>11}{'÷ random':>10}"
+    print(f"{'run':<30}{'unique':>7}{'val loss':>10}{'÷ random':>10}{'test loss':>11}{'÷ random':>10}"
           f"{'select/step':>13}{'greedy/step':>13}{'fresh rows':>12}{'wall s':>8}")
 
     def mean(label: str, key: str) -> float:
@@ -231,7 +243,7 @@ def main() -> None:
         return float(np.mean([per_seed[s][label][key] / per_seed[s]["random"][key] for s in seeds]))
 
     for label in labels:
-        print(f"{label:<26}{mean(label, 'unique_trained'):>7.0f}"
+        print(f"{label:<30}{mean(label, 'unique_trained'):>7.0f}"
               f"{mean(label, 'final_val_loss'):>10.4f}{ratio(label, 'final_val_loss'):>10.4f}"
               f"{mean(label, 'final_test_loss'):>11.4f}{ratio(label, 'final_test_loss'):>10.4f}"
               f"{100 * mean(label, 'select_fraction'):>12.1f}%{100 * mean(label, 'greedy_fraction'):>12.2f}%"
@@ -261,9 +273,11 @@ def main() -> None:
     print(f"initial val loss {anchor['initial_val_loss']:.4f}, test loss {anchor['initial_test_loss']:.4f} (seed "
           f"{seeds[0]}); targets: loss ratio < 1, selection < 25 % of step time")
     def key(label: str) -> str:
-        return label.replace("/", "_").replace(" R=", "_R")
+        return label.replace("/", "_").replace(" R=", "_R").replace(" K=", "_K")
 
     figures: dict = {"synthetic": synthetic, "steps": args.steps, "seeds": seeds, "pool_size": args.pool_size, "n_val": args.n_val,
+                     "methods": list(args.methods), "reservoir": list(args.reservoir), "anchor_every": args.anchor_every,
+                     "feature_len": args.feature_len,
                      "budget_mode": args.budget_mode, "train_weights": args.train_weights, "runs": {}}
     for label in labels:
         figures["runs"][key(label)] = {

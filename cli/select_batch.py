@@ -239,6 +239,16 @@ def train(
     features: FeaturesOpt = "auto",
     refresh: Annotated[int, typer.Option("--refresh", help="Reuse a candidate's features for R steps and "
                                          "recompute the anchors every R steps (1 = fresh every step).", min=1, metavar="N")] = 1,
+    reservoir: Annotated[int, typer.Option("--reservoir", help="Amortised selection: unselected candidates wait "
+                                           "with their features for up to K steps; each step draws only enough new "
+                                           "ones to refill the window (0 = off: a new window every step).",
+                                           min=0, metavar="K")] = 0,
+    anchor_every: Annotated[int, typer.Option("--anchor-every", help="Recompute the validation anchors' features "
+                                              "every N steps (0 = every --refresh / --reservoir steps).", min=0,
+                                              metavar="N")] = 0,
+    feature_len: Annotated[int, typer.Option("--feature-len", help="Compute the gradient features on the first T "
+                                             "tokens only (0 = the whole --seq-len); training keeps --seq-len.",
+                                             min=0, metavar="T")] = 0,
     seq_len: SeqLenOpt = 64,
     eta: EtaOpt = 0.1,
     randomized: RandomizedOpt = False,
@@ -266,7 +276,8 @@ def train(
     timings (feature_s, greedy_s, select_s, update_s, select_fraction; feature_s counts every
     cost the update would not pay: forward over candidates and anchors, per-example gradients,
     projection) and fresh (feature rows computed that step; --refresh R > 1 reuses stale
-    ones); --format auto is that JSONL log, streamed. Same --seed, same candidate stream for
+    ones; --reservoir K keeps unselected candidates and their features for up to K steps, and
+    records waiting); --format auto is that JSONL log, streamed. Same --seed, same candidate stream for
     every method, so runs are comparable. Results on the tiny zoo model
     and the local demo corpora are labelled as such in the summary.
     With --checkpoint FILE, Ctrl-C (or SIGTERM) saves the run after the step in progress and exits
@@ -276,6 +287,7 @@ def train(
     Examples:
       mlx26 select-batch train --steps 2 --batch 4 --buffer 2 --eval-every 2 | tail -n 1
       mlx26 select-batch train --steps 3 --batch 4 --buffer 2 --refresh 10 --features ghost | tail -n 1
+      mlx26 select-batch train --steps 3 --batch 4 --buffer 4 --reservoir 4 --anchor-every 8 --feature-len 32 | tail -n 1
       mlx26 select-batch train --data pool.jsonl --val val.jsonl --method independent --steps 200 -o log.jsonl
     """
     if print_config_requested(ctx, print_config):
@@ -308,7 +320,8 @@ def train(
         cfg = TrainConfig(model=model, method=method, steps=steps, batch=batch, buffer=buffer, lr=lr,
                           seq_len=seq_len, grad_params=grad_params, proj_dim=proj_dim, eta=eta,
                           budget_mode=parse_budget_mode(budget_mode), randomized=randomized, weighted=weighted,
-                          eval_every=eval_every, seed=seed, features=features, refresh=refresh)
+                          eval_every=eval_every, seed=seed, features=features, refresh=refresh,
+                          reservoir=reservoir, anchor_every=anchor_every, feature_len=feature_len)
     batch, buffer, seed = cfg.batch, cfg.buffer, cfg.seed
     from mlx26.core.common.distributed import check_divisible, env, session
 

@@ -16,6 +16,15 @@ candidate's features are reused when they were computed fewer than R steps ago (
 model of that step), and the validation anchors are recomputed every R steps; each record
 says how many feature rows were computed (``fresh``).
 
+Amortised selection (``reservoir`` K ≥ 1, ours; the second-pass issue's design): candidates the
+selector passes over are not thrown away but wait, with the features computed when they joined, for
+up to K steps; each step's window is the waiting candidates topped up with new draws from a seeded
+stream of pool indices (``item_stream``), so in steady state a step featurises about ``batch`` new
+rows (plus those that aged out) instead of ``batch × buffer``. The anchors are recomputed every
+``anchor_every`` steps (0: every K). ``feature_len`` T computes the features (candidates and anchors)
+on the first T tokens only; training and the losses keep ``seq_len``. Staleness is bounded: no
+feature row is ever older than K steps. The waiting set and the draw count are in the checkpoint.
+
 Timing: ``feature_s`` (everything the step would not otherwise pay for the features: the
 forward over candidates and anchors, the per-example gradients, the projection, the cache),
 ``greedy_s`` (budgets and greedy), ``select_s`` = their sum, ``update_s`` (forward, backward
@@ -82,6 +91,9 @@ class TrainConfig:
     seed: int = 0
     features: str = "auto"
     refresh: int = 1
+    reservoir: int = 0
+    anchor_every: int = 0
+    feature_len: int = 0
 
     def validate(self, pool_size: int) -> None:
         if self.method not in METHODS:
@@ -92,6 +104,14 @@ class TrainConfig:
         for name in ("steps", "batch", "buffer", "eval_every", "refresh"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{name.replace('_', '-')} must be ≥ 1, got {getattr(self, name)}.")
+        for name in ("reservoir", "anchor_every", "feature_len"):
+            if getattr(self, name) < 0:
+                raise InputError(f"--{name.replace('_', '-')} must be ≥ 0 (0 = off), got {getattr(self, name)}.")
+        if self.reservoir and self.refresh > 1:
+            raise InputError("--reservoir K already reuses a candidate's features while it waits (≤ K steps); "
+                             "--refresh R > 1 is the other staleness scheme.", "give one of the two")
+        if self.feature_len == 1:
+            raise InputError("--feature-len must be 0 (the whole --seq-len) or ≥ 2 tokens.")
         if not (self.lr > 0 and np.isfinite(self.lr)):
             raise InputError(f"--lr must be a positive number, got {self.lr}.")
         if not (np.isfinite(self.eta) and 0 < self.eta <= 1e6):
@@ -147,6 +167,8 @@ class SelectTrainer:
         self._cache: dict[int, tuple[int, np.ndarray]] = {}  # pool index -> (step computed, feature row)
         self._anchors: tuple[int, np.ndarray] | None = None
         self._trained: Counter[int] = Counter()  # pool index -> times it was in a trained minibatch
+        self._waiting: dict[int, int] = {}  # reservoir: pool index -> the step it joined (its features' age)
+        self._drawn = 0  # reservoir: new pool indices drawn so far (resume skips as many)
 
 
     def val_loss(self, items: Sequence[PoolItem] | None = None) -> float:
@@ -216,14 +238,17 @@ class SelectTrainer:
         return [kept[i] for i in sel.indices], sel.weights, info, t1 - t0, time.perf_counter() - t1
 
     def _features(self, cand: list[int], step: int) -> tuple[np.ndarray, np.ndarray, int]:
-        """(candidate features, anchor features, rows computed now); rows younger than ``refresh`` steps are reused."""
-        R = self.config.refresh
+        """(candidate features, anchor features, rows computed now). Rows younger than ``refresh`` steps (with
+        ``reservoir`` K: a waiting candidate's, ≤ K steps old) are reused; the anchors are recomputed every
+        ``anchor_every`` steps (0: every ``refresh`` / K steps)."""
+        cfg = self.config
+        R = cfg.reservoir or cfg.refresh
         stale = [i for i in cand if i not in self._cache or step - self._cache[i][0] >= R]
         if stale:
             rows = self._sharded_features([self.items[i].text for i in stale])
             self._cache.update({i: (step, row) for i, row in zip(stale, rows, strict=True)})
         fresh = len(stale)
-        if self._anchors is None or step - self._anchors[0] >= R:
+        if self._anchors is None or step - self._anchors[0] >= (cfg.anchor_every or R):
             self._anchors = (step, self._sharded_features([it.text for it in self.val_items]))
             fresh += len(self.val_items)
         G = np.stack([self._cache[i][1] for i in cand])
@@ -232,12 +257,44 @@ class SelectTrainer:
         return G, self._anchors[1], fresh
 
     def _sharded_features(self, texts: list[str]) -> np.ndarray:
-        """``feat.features(texts)``; under torchrun each rank computes its block and all ranks get every row."""
-        if not self.world.active:
-            return self.feat.features(texts)
-        block = texts[distributed.shard(len(texts), self.world)]
-        mine = list(self.feat.features(block)) if block else []
-        return np.stack([row for part in distributed.all_gather(mine) for row in part])
+        """``feat.features(texts)`` on the first ``feature_len`` tokens; under torchrun each rank computes its block
+        and all ranks get every row."""
+        full = self.feat.seq_len
+        if self.config.feature_len:  # a shorter prefix for the features only; training and losses keep seq_len
+            self.feat.seq_len = min(full, self.config.feature_len)
+        try:
+            if not self.world.active:
+                return self.feat.features(texts)
+            block = texts[distributed.shard(len(texts), self.world)]
+            mine = list(self.feat.features(block)) if block else []
+            return np.stack([row for part in distributed.all_gather(mine) for row in part])
+        finally:
+            self.feat.seq_len = full
+
+    def _reservoir_window(self, step: int, draw: Iterator[int]) -> list[int]:
+        """This step's candidates: those still waiting (joined < K steps ago), topped up with new draws."""
+        k, size = self.config.reservoir, self.config.batch * self.config.buffer
+        self._waiting = {i: s for i, s in self._waiting.items() if step - s < k}
+        cand = list(self._waiting)
+        taken = set(cand)
+        while len(cand) < size:
+            i = next(draw)
+            self._drawn += 1
+            if i not in taken:
+                cand.append(i)
+                taken.add(i)
+        return cand
+
+    def _reservoir_keep(self, cand: list[int], chosen: list[int], step: int) -> None:
+        """Unselected candidates wait (new ones from this step on); selected ones leave; features of items
+        no longer waiting are dropped, so memory stays at one window."""
+        picked = set(chosen)
+        for i in cand:
+            if i in picked:
+                self._waiting.pop(i, None)
+            elif i not in self._waiting:
+                self._waiting[i] = step
+        self._cache = {i: v for i, v in self._cache.items() if i in self._waiting}
 
     def _update(self, chosen: list[int], weights: list[float]) -> float:
         from mlx26.core.select_batch.features import per_example_loss
@@ -299,7 +356,8 @@ class SelectTrainer:
                  "optimizer": self.optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
                  "records": _plain(self.records), "trained": {int(k): int(v) for k, v in self._trained.items()},
                  "cache": {i: (k, torch.from_numpy(np.asarray(row))) for i, (k, row) in self._cache.items()},
-                 "anchors": None if self._anchors is None else (self._anchors[0], torch.from_numpy(self._anchors[1]))}
+                 "anchors": None if self._anchors is None else (self._anchors[0], torch.from_numpy(self._anchors[1])),
+                 "waiting": {int(i): int(s) for i, s in self._waiting.items()}, "drawn": self._drawn}
         with atomic_path(path) as tmp:
             torch.save(state, tmp)
 
@@ -314,6 +372,8 @@ class SelectTrainer:
         self._trained = Counter({int(k): v for k, v in state["trained"].items()})
         self._cache = {int(i): (k, row.numpy()) for i, (k, row) in state["cache"].items()}
         self._anchors = None if state["anchors"] is None else (state["anchors"][0], state["anchors"][1].numpy())
+        self._waiting = {int(i): int(s) for i, s in state.get("waiting", {}).items()}
+        self._drawn = int(state.get("drawn", 0))
         return int(state["step"])
 
     def run(self, stop: Callable[[], bool] | None = None, checkpoint: str | None = None,
@@ -321,6 +381,7 @@ class SelectTrainer:
         """Per-step records (step 0 = the initial losses). ``stop``/``checkpoint``/``resume``: see the module docstring."""
         cfg = self.config
         stream = candidate_stream(len(self.items), cfg.batch * cfg.buffer, cfg.seed)
+        draw = item_stream(len(self.items), cfg.seed)  # the reservoir's top-ups
         start = 0
         if resume is None:
             first = {"step": 0, "method": cfg.method, "seed": cfg.seed, **(self._losses() if self.world.main else {})}
@@ -331,9 +392,14 @@ class SelectTrainer:
             yield from list(self.records)
             for _ in range(start):
                 next(stream)
+            for _ in range(self._drawn):
+                next(draw)
         for step in range(start + 1, cfg.steps + 1):
-            cand = next(stream)
+            cand = self._reservoir_window(step, draw) if cfg.reservoir else next(stream)
             chosen, weights, info, feature_s, greedy_s = self._select(cand, step)
+            if cfg.reservoir:
+                self._reservoir_keep(cand, chosen, step)
+                info = {**info, "waiting": len(self._waiting)}
             t0 = time.perf_counter()
             train_loss = self._update(chosen, weights)
             update_s = time.perf_counter() - t0
@@ -429,6 +495,14 @@ def candidate_stream(n: int, size: int, seed: int) -> Iterator[list[int]]:
         order = rng.permutation(n).tolist()
         for start in range(0, n - size + 1, size):
             yield order[start:start + size]
+
+
+def item_stream(n: int, seed: int) -> Iterator[int]:
+    """Pool indices one at a time: consecutive seeded permutations (a stream of its own, seeded apart from the
+    window stream)."""
+    rng = np.random.default_rng([seed, 1])
+    while True:
+        yield from rng.permutation(n).tolist()
 
 
 def _budget_mode(mode: str | Mapping[str, int], domains: Sequence[str]) -> str | Mapping[str, int]:

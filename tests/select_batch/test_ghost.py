@@ -107,3 +107,63 @@ def test_refresh_reuses_features_and_counts_fresh_rows():
     assert fresh[1] == [4 + 3] * 6
     # 12 rows, 4 a step: steps 1-3 see every row once (all new), then the cache serves steps 4-6.
     assert fresh[100] == [4 + 3, 4, 4, 0, 0, 0]
+
+
+def test_reservoir_keeps_unselected_candidates_at_most_k_steps():
+    """Amortised selection: every window holds batch × buffer distinct candidates; a candidate waits ≤ K
+    steps (so no feature row is older than K); selected ones leave; only new draws (and anchors on their
+    own schedule) are featurised; the greedy sees the same features a fresh computation would give at
+    the step they joined."""
+    pytest.importorskip("transformers")
+    from mlx26.core.select_batch.data import demo_rows, parse_rows
+    from mlx26.core.select_batch.train import SelectTrainer, TrainConfig
+
+    pool = parse_rows(enumerate(demo_rows("train", 60, 0), 1), "pool")
+    val = parse_rows(enumerate(demo_rows("val", 3, 0), 1), "val")
+    K, B, buffer = 3, 2, 4
+    cfg = TrainConfig(method="partitionsel", steps=8, batch=B, buffer=buffer, seq_len=16, proj_dim=64, reservoir=K,
+                      anchor_every=4, eval_every=8)
+    trainer = SelectTrainer(pool, val, cfg)
+    windows, joined, fresh = [], {}, []
+    real = trainer._select
+
+    def spy(cand, step):
+        windows.append(list(cand))
+        for i in cand:
+            joined.setdefault(i, step)
+            assert step - joined[i] < K  # waiting ≤ K steps
+            assert trainer._cache.get(i, (step,))[0] >= step - K + 1 or i not in trainer._cache
+        out = real(cand, step)
+        for i in out[0]:
+            joined.pop(i, None)  # selected: it leaves (a later draw of it is a new candidate)
+        for i in [j for j in joined if j not in cand]:
+            joined.pop(i)
+        return out
+
+    trainer._select = spy
+    fresh = [r["fresh"] for r in trainer.run() if r["step"] > 0]
+    assert all(len(w) == B * buffer == len(set(w)) for w in windows)
+    anchors = [len(val) if s in (1, 5) else 0 for s in range(1, 9)]
+    new_rows = [f - a for f, a in zip(fresh, anchors, strict=True)]
+    assert new_rows[0] == B * buffer and all(B <= n <= B * buffer for n in new_rows[1:])
+    assert sum(new_rows) < 0.6 * B * buffer * 8  # far fewer rows than a fresh window every step
+    with pytest.raises(ValueError, match="other staleness scheme"):
+        TrainConfig(reservoir=2, refresh=3).validate(100)
+
+
+def test_feature_prefix_changes_only_the_features():
+    pytest.importorskip("transformers")
+    from mlx26.core.select_batch.data import demo_rows, parse_rows
+    from mlx26.core.select_batch.train import SelectTrainer, TrainConfig
+
+    pool = parse_rows(enumerate(demo_rows("train", 16, 0), 1), "pool")
+    val = parse_rows(enumerate(demo_rows("val", 3, 0), 1), "val")
+    cfg = TrainConfig(method="partitionsel", steps=1, batch=2, buffer=2, seq_len=32, proj_dim=64, feature_len=8)
+    trainer = SelectTrainer(pool, val, cfg)
+    short = trainer._sharded_features([pool[0].text])
+    assert trainer.feat.seq_len == 32  # restored after the features
+    trainer.config.feature_len = 0
+    full = trainer._sharded_features([pool[0].text])
+    trainer.feat.seq_len = 8
+    explicit = trainer.feat.features([pool[0].text])  # the same text cut to 8 tokens by the featurizer itself
+    assert not np.allclose(short, full) and np.allclose(short, explicit)

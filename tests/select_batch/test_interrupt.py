@@ -40,7 +40,12 @@ def _untimed(text: str) -> list[dict]:
     return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in text.splitlines()]
 
 
-def test_sigint_checkpoints_and_resume_matches_an_uninterrupted_run(run_cli, tmp_path, sigint_at_update):
+RESERVOIR_ARGS = [*ARGS[:ARGS.index("--refresh")], "--reservoir", "2", "--anchor-every", "3", "-q"]
+
+
+@pytest.mark.parametrize("args", [ARGS, RESERVOIR_ARGS], ids=["refresh", "reservoir"])
+def test_sigint_checkpoints_and_resume_matches_an_uninterrupted_run(run_cli, tmp_path, sigint_at_update, args):
+    ARGS = args  # noqa: N806 - the same checks for both staleness schemes (the reservoir's waiting set is saved)
     ref = run_cli(*ARGS)
     assert ref.code == 0, ref.stderr
     ck = tmp_path / "run.ckpt"
