@@ -34,6 +34,7 @@ from typing import Any
 from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.rpa_distill.dom import element
 from mlx26.core.rpa_distill.env import InvalidAction
+from mlx26.core.rpa_distill.miniwob_env import BrowserSession
 from mlx26.core.rpa_distill.selectors import find
 
 _OBSERVE = r"""
@@ -171,7 +172,7 @@ def _checker(entry: str) -> Any:
     return fn
 
 
-class PageEnv:
+class PageEnv(BrowserSession):
     """A user's page and task file in one headless Chromium (started on first reset, ended by close)."""
 
     def __init__(self, task: PageTask, *, url: str, step_timeout: float = 10.0):
@@ -231,44 +232,21 @@ class PageEnv:
         return self.task.text is None or (hits[0].get("text") or "").strip() == self.task.text.format(**self.fields)
 
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
-        from selenium.common.exceptions import NoSuchElementException, WebDriverException
+        from mlx26.core.rpa_distill.miniwob_env import perform
+        from selenium.common.exceptions import NoSuchElementException
         from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.ui import Select
 
         ref = str(action["ref"])
         try:
             target = self.driver.find_element(By.CSS_SELECTOR, f'[data-mlx26-ref="{ref}"]')
         except NoSuchElementException:
             raise InvalidAction(f"{self.name}: no element {ref} in the current observation.") from None
-        try:
-            if action["op"] == "click":
-                target.click()
-            elif action["op"] == "type":
-                target.click()
-                target.clear()
-                target.send_keys(action["text"])
-            else:
-                Select(target).select_by_visible_text(action["text"])
-        except WebDriverException as exc:
-            raise InvalidAction(f"{self.name}: {action['op']} on {ref} failed "
-                                f"({' '.join(str(exc.msg or exc).split())[:120]}).") from None
+        perform(target, action, self.name)
         obs = self.observe()
         if self.solved(obs):
             return obs, 1.0, True
         return obs, 0.0, False
 
-    def close(self) -> None:
-        if self.driver is not None:
-            try:
-                self.driver.quit()
-            finally:
-                self.driver = None
-
-    def __del__(self) -> None:  # a last resort: never leave a browser behind
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
 
 
 def page_env(*, html: str | None, url: str | None, task_file: str, step_timeout: float = 10.0) -> PageEnv:

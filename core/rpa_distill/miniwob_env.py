@@ -89,6 +89,44 @@ def start_chromium(script_timeout: float, page_timeout: float, what: str) -> Any
     return driver
 
 
+def perform(target: Any, action: dict[str, Any], where: str) -> None:
+    """Click, type into (click, clear, keys) or select on a Selenium element; a driver error is an InvalidAction."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.support.ui import Select
+
+    try:
+        if action["op"] == "click":
+            target.click()
+        elif action["op"] == "type":
+            target.click()
+            target.clear()
+            target.send_keys(action["text"])
+        else:
+            Select(target).select_by_visible_text(action["text"])
+    except WebDriverException as exc:
+        raise InvalidAction(f"{where}: {action['op']} on {action['ref']} failed "
+                            f"({' '.join(str(exc.msg or exc).split())[:120]}).") from None
+
+
+class BrowserSession:
+    """A ``driver`` attribute that ``close`` (or, as a last resort, garbage collection) always quits."""
+
+    driver: Any = None
+
+    def close(self) -> None:
+        if self.driver is not None:
+            try:
+                self.driver.quit()
+            finally:
+                self.driver = None
+
+    def __del__(self) -> None:  # a last resort: never leave a browser behind
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
 def html_dir() -> Path:
     spec = importlib.util.find_spec("miniwob")
     if spec is None or not spec.submodule_search_locations:
@@ -152,7 +190,7 @@ def _flatten(node: dict[str, Any], out: list[dict[str, Any]], parent: dict[str, 
         _flatten(child, out, node, node.get("children", []))
 
 
-class MiniWobEnv:
+class MiniWobEnv(BrowserSession):
     """One MiniWoB++ task in one headless Chromium (started on first reset, ended by close)."""
 
     def __init__(self, task: str, *, step_timeout: float = 10.0):
@@ -206,9 +244,6 @@ class MiniWobEnv:
         return {"task": self.name, "instruction": self.utterance, "fields": self.fields, "elements": elements}
 
     def step(self, action: dict[str, Any]) -> tuple[dict[str, Any], float, bool]:
-        from selenium.common.exceptions import WebDriverException
-        from selenium.webdriver.support.ui import Select
-
         try:
             ref = int(action["ref"])
         except ValueError:
@@ -216,18 +251,7 @@ class MiniWobEnv:
         target = self.driver.execute_script("return core.previousDOMInfo[arguments[0]] || null;", ref)
         if target is None:
             raise InvalidAction(f"{self.name}: no element {action['ref']} in the current observation.")
-        try:
-            if action["op"] == "click":
-                target.click()
-            elif action["op"] == "type":
-                target.click()
-                target.clear()
-                target.send_keys(action["text"])
-            else:
-                Select(target).select_by_visible_text(action["text"])
-        except WebDriverException as exc:
-            raise InvalidAction(f"{self.name}: {action['op']} on {action['ref']} failed "
-                                f"({' '.join(str(exc.msg or exc).split())[:120]}).") from None
+        perform(target, action, self.name)
         done = bool(self.driver.execute_script("return WOB_DONE_GLOBAL;"))
         if done:
             reward = float(self.driver.execute_script("return WOB_RAW_REWARD_GLOBAL;"))
@@ -235,15 +259,3 @@ class MiniWobEnv:
                 reward if reward != 0 else -1.0, True
         return self.observe(), 0.0, False
 
-    def close(self) -> None:
-        if self.driver is not None:
-            try:
-                self.driver.quit()
-            finally:
-                self.driver = None
-
-    def __del__(self) -> None:  # a last resort: never leave a browser behind
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
