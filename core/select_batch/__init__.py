@@ -24,7 +24,8 @@ its refit), :mod:`.greedy` (PartitionSel and the baselines in one code path),
 head gradients and their TensorSketch), :mod:`.data` (pool rows
 and the three-domain demo mix), :mod:`.synthetic` (synthetic gradient pools),
 :mod:`.pipeline` (one selection from features or texts, with the input checks),
-:mod:`.train` (the fine-tuning loop that selects every minibatch).
+:mod:`.train` (the fine-tuning loop that selects every minibatch, optionally amortised),
+:mod:`.hf` (the same selection as a ``transformers.Trainer`` batch sampler).
 """
 
 from mlx26.core.common.lazy import lazy_exports
