@@ -31,7 +31,14 @@ from mlx26.cli._io import (
     write_text,
 )
 from mlx26.cli._plot import ForcePlotOpt, PlotOpt, check_plot, curves, tee
-from mlx26.core.select_batch.spec import BUDGET_MODES, BUDGETED, FEATURE_PATHS, GRAD_PARAMS, METHODS
+from mlx26.core.select_batch.spec import (
+    BUDGET_MODES,
+    BUDGETED,
+    FEATURE_PATHS,
+    GRAD_PARAMS,
+    METHODS,
+    TRAIN_BUDGET_MODES,
+)
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=None)
 
@@ -40,6 +47,9 @@ ModelOpt = Annotated[str, typer.Option("--model", help="A zoo NAME (mlx26 zoo li
                                        metavar="MODEL")]
 BudgetModeOpt = Annotated[str, typer.Option("--budget-mode", help=" | ".join(BUDGET_MODES) + " | a JSON file "
                                             "{domain: k} (user budgets).", metavar="MODE|FILE")]
+TrainBudgetModeOpt = Annotated[str, typer.Option("--budget-mode", help=" | ".join(TRAIN_BUDGET_MODES) + " | a JSON "
+                                                 "file {domain: k} (user budgets); curriculum adapts the budgets "
+                                                 "each step.", metavar="MODE|FILE")]
 GradParamsOpt = Annotated[str, typer.Option("--grad-params", help="Gradient features of: last-layer (LM head), "
                                             "last-block, lora (peft adapters on the last block).", metavar="TEXT")]
 ProjDimOpt = Annotated[int, typer.Option("--proj-dim", help="CountSketch dimension of the features (0 = none).",
@@ -233,7 +243,7 @@ def train(
     batch: Annotated[int, typer.Option("--batch", help="Selected minibatch size B.", min=1, metavar="N")] = 8,
     buffer: Annotated[int, typer.Option("--buffer", help="Candidates per step = batch × buffer.", min=1, metavar="N")] = 8,
     lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate.", metavar="NUMBER")] = 3e-4,
-    budget_mode: BudgetModeOpt = "proportional",
+    budget_mode: TrainBudgetModeOpt = "proportional",
     grad_params: GradParamsOpt = "last-layer",
     proj_dim: ProjDimOpt = 512,
     features: FeaturesOpt = "auto",
@@ -246,6 +256,10 @@ def train(
     anchor_every: Annotated[int, typer.Option("--anchor-every", help="Recompute the validation anchors' features "
                                               "every N steps (0 = every --refresh / --reservoir steps).", min=0,
                                               metavar="N")] = 0,
+    curriculum_lambda: Annotated[float, typer.Option("--curriculum-lambda", help="--budget-mode curriculum: "
+                                                     "b_c = B/C − (B/λ)·z_c, z the standardised per-domain utility of "
+                                                     "the last selection (smaller λ moves budget harder).",
+                                                     metavar="NUMBER")] = 1.0,
     feature_len: Annotated[int, typer.Option("--feature-len", help="Compute the gradient features on the first T "
                                              "tokens only (0 = the whole --seq-len); training keeps --seq-len.",
                                              min=0, metavar="T")] = 0,
@@ -319,7 +333,8 @@ def train(
     else:
         cfg = TrainConfig(model=model, method=method, steps=steps, batch=batch, buffer=buffer, lr=lr,
                           seq_len=seq_len, grad_params=grad_params, proj_dim=proj_dim, eta=eta,
-                          budget_mode=parse_budget_mode(budget_mode), randomized=randomized, weighted=weighted,
+                          budget_mode=parse_budget_mode(budget_mode, train=True), randomized=randomized,
+                          weighted=weighted, curriculum_lambda=curriculum_lambda,
                           eval_every=eval_every, seed=seed, features=features, refresh=refresh,
                           reservoir=reservoir, anchor_every=anchor_every, feature_len=feature_len)
     batch, buffer, seed = cfg.batch, cfg.buffer, cfg.seed

@@ -6,6 +6,12 @@ The issue names three modes; the allocation rule for the first two is our recons
 * ``equal`` — k_c ∝ 1;
 * a mapping {domain: k} given by the user — used as is, after checks.
 
+``select-batch train`` adds ``curriculum`` (:func:`curriculum_weights`): upstream PartitionSEL's
+adaptive budgets (``curr_budget``), b_c = B/C − (B/λ)·z_c with z the standardised per-domain
+utility of the previous step's selection, so a domain whose anchors the last batch helped least gets
+more of the next one. Upstream rounds and then moves single units at random until Σ = B; we give
+the targets to the same largest-remainder rule as the other modes (deterministic).
+
 For the first two, quotas are rounded by the largest-remainder (Hamilton) method; a domain
 whose quota reaches its availability n_c is capped at n_c and the rest of the budget is
 redistributed over the other domains by the same rule, until every quota fits. The total is
@@ -93,9 +99,31 @@ def water_fill(counts: dict[str, int], budget: int, weights: dict[str, float]) -
     return result
 
 
-def parse_budget_mode(value: str) -> str | dict[str, int]:
-    """``proportional`` / ``equal``, or the path of a JSON object {domain: k}."""
+def curriculum_weights(counts: Mapping[str, int], gains: Mapping[str, float], budget: int,
+                       lam: float) -> dict[str, float]:
+    """Water-fill weights for the curriculum budgets: max(B/C − (B/λ)·z_c, 0) over the domains present
+    (z: the gains standardised over them; a domain without a gain gets the mean, z = 0). A tiny floor
+    keeps every present domain able to take budget another domain cannot hold."""
+    present = [d for d, n in counts.items() if n > 0]
+    if not present:
+        return {}
+    mean = sum(gains.get(d, 0.0) for d in present if d in gains) / max(1, sum(d in gains for d in present))
+    g = {d: float(gains.get(d, mean)) for d in present}
+    mu = sum(g.values()) / len(g)
+    sd = math.sqrt(sum((v - mu) ** 2 for v in g.values()) / len(g))
+    z = {d: (v - mu) / sd if sd > 0 else 0.0 for d, v in g.items()}
+    c = len(present)
+    return {d: max(budget / c - budget / lam * z[d], 0.0) + 1e-9 for d in present}
+
+
+def parse_budget_mode(value: str, *, train: bool = False) -> str | dict[str, int]:
+    """``proportional`` / ``equal`` (and ``curriculum`` for train), or the path of a JSON object {domain: k}."""
     if value in BUDGET_MODES:
+        return value
+    if value == "curriculum":
+        if not train:
+            raise InputError("curriculum budgets adapt from step to step during training.",
+                             "use it with `mlx26 select-batch train --budget-mode curriculum`")
         return value
     import json
     from pathlib import Path

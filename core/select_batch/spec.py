@@ -7,5 +7,7 @@
 METHODS = ("partitionsel", "independent", "gradmatch", "greats", "random")
 BUDGETED = ("partitionsel", "independent", "random")  # the methods that honour per-domain budgets
 BUDGET_MODES = ("proportional", "equal")
+# train only: budgets that adapt step by step to each domain's utility (upstream PartitionSEL's curriculum)
+TRAIN_BUDGET_MODES = (*BUDGET_MODES, "curriculum")
 GRAD_PARAMS = ("last-layer", "last-block", "lora")
 FEATURE_PATHS = ("auto", "ghost", "vmap")

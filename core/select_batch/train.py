@@ -65,7 +65,7 @@ import numpy as np
 from mlx26.core.common import distributed
 from mlx26.core.common.errors import InputError, RunFailure
 from mlx26.core.common.interrupts import Interrupted, interrupted
-from mlx26.core.select_batch.budgets import allocate_budgets, domain_counts
+from mlx26.core.select_batch.budgets import allocate_budgets, curriculum_weights, domain_counts, water_fill
 from mlx26.core.select_batch.data import PoolItem
 from mlx26.core.select_batch.features import GRAD_PARAMS, clean_rows
 from mlx26.core.select_batch.greedy import BUDGETED, METHODS, select, select_random
@@ -94,6 +94,7 @@ class TrainConfig:
     reservoir: int = 0
     anchor_every: int = 0
     feature_len: int = 0
+    curriculum_lambda: float = 1.0
 
     def validate(self, pool_size: int) -> None:
         if self.method not in METHODS:
@@ -110,6 +111,11 @@ class TrainConfig:
         if self.reservoir and self.refresh > 1:
             raise InputError("--reservoir K already reuses a candidate's features while it waits (≤ K steps); "
                              "--refresh R > 1 is the other staleness scheme.", "give one of the two")
+        if not (np.isfinite(self.curriculum_lambda) and self.curriculum_lambda > 0):
+            raise InputError(f"--curriculum-lambda must be a positive number, got {self.curriculum_lambda}.")
+        if self.budget_mode == "curriculum" and (self.method not in BUDGETED or self.method == "random"):
+            raise InputError(f"--budget-mode curriculum follows the selection's per-domain utilities; "
+                             f"'{self.method}' computes none.", "use partitionsel or independent")
         if self.feature_len == 1:
             raise InputError("--feature-len must be 0 (the whole --seq-len) or ≥ 2 tokens.")
         if not (self.lr > 0 and np.isfinite(self.lr)):
@@ -167,6 +173,7 @@ class SelectTrainer:
         self._cache: dict[int, tuple[int, np.ndarray]] = {}  # pool index -> (step computed, feature row)
         self._anchors: tuple[int, np.ndarray] | None = None
         self._trained: Counter[int] = Counter()  # pool index -> times it was in a trained minibatch
+        self._gains: dict[str, float] | None = None  # curriculum: per-domain utility of the last selection
         self._waiting: dict[int, int] = {}  # reservoir: pool index -> the step it joined (its features' age)
         self._drawn = 0  # reservoir: new pool indices drawn so far (resume skips as many)
 
@@ -204,7 +211,7 @@ class SelectTrainer:
         seed = cfg.seed * 1_000_003 + step
         t0 = time.perf_counter()
         if cfg.method == "random":
-            budgets = allocate_budgets(domain_counts(domains), cfg.batch, _budget_mode(cfg.budget_mode, domains))
+            budgets = self._budgets(domains)
             picked = select_random(domains, budgets, np.random.default_rng(seed))
             return [cand[i] for i in picked], [1.0] * len(picked), {"dropped": 0}, 0.0, time.perf_counter() - t0
         self.model.eval()
@@ -219,7 +226,7 @@ class SelectTrainer:
         cfg = self.config
         seed = cfg.seed * 1_000_003 + step
         Gc, keep, dropped = clean_rows(G, "candidate")
-        Vc, _, _ = clean_rows(V, "validation")
+        Vc, vkeep, _ = clean_rows(V, "validation")
         kept = [c for c, k in zip(cand, keep, strict=True) if k]
         kept_domains = [self.items[i].domain for i in kept]
         if len(kept) < cfg.batch:
@@ -227,15 +234,40 @@ class SelectTrainer:
         budgets = None
         if cfg.method in BUDGETED:
             try:
-                budgets = allocate_budgets(domain_counts(kept_domains), cfg.batch,
-                                           _budget_mode(cfg.budget_mode, kept_domains))
+                budgets = self._budgets(kept_domains)
             except ValueError as exc:
                 raise RunFailure(f"step {step}: {exc.args[0]}") from None
         util = QuadraticUtility.from_features(Gc, Vc, cfg.eta)
         sel = select(util, kept_domains, cfg.batch, cfg.method, budgets, randomized=cfg.randomized, seed=seed)
         info = {"utility": sel.utility, "conflicting_pairs": sel.conflicting_pairs, "dropped": dropped,
                 "fresh": fresh}
+        if cfg.budget_mode == "curriculum":
+            val_domains = [it.domain for it, k in zip(self.val_items, vkeep, strict=True) if k]
+            self._gains = self._domain_gains(Gc, Vc, val_domains, sel.indices, sel.weights)
+            info = {**info, "budgets": dict(budgets or {}), "domain_gains": dict(self._gains)}
         return [kept[i] for i in sel.indices], sel.weights, info, t1 - t0, time.perf_counter() - t1
+
+    def _budgets(self, domains: list[str]) -> dict[str, int]:
+        """This step's per-domain budgets; ``curriculum`` starts proportional and then follows the gains."""
+        cfg = self.config
+        counts = domain_counts(domains)
+        if cfg.budget_mode != "curriculum":
+            return allocate_budgets(counts, cfg.batch, _budget_mode(cfg.budget_mode, domains))
+        if self._gains is None:
+            return allocate_budgets(counts, cfg.batch, "proportional")
+        if cfg.batch > sum(counts.values()):
+            raise InputError(f"the budget {cfg.batch} exceeds the window ({sum(counts.values())} usable items).")
+        return water_fill(dict(counts), cfg.batch,
+                          curriculum_weights(counts, self._gains, cfg.batch, cfg.curriculum_lambda))
+
+    def _domain_gains(self, G: np.ndarray, V: np.ndarray, val_domains: Sequence[str], indices: Sequence[int],
+                      weights: Sequence[float]) -> dict[str, float]:
+        """U_c(w) of the selection on each domain's anchors alone (upstream's per-class utilities)."""
+        w = np.zeros(G.shape[0])
+        w[list(indices)] = weights
+        labels = np.array(val_domains)
+        return {d: float(QuadraticUtility.from_features(G, V[labels == d], self.config.eta).value(w))
+                for d in sorted(set(val_domains))}
 
     def _features(self, cand: list[int], step: int) -> tuple[np.ndarray, np.ndarray, int]:
         """(candidate features, anchor features, rows computed now). Rows younger than ``refresh`` steps (with
@@ -357,7 +389,8 @@ class SelectTrainer:
                  "records": _plain(self.records), "trained": {int(k): int(v) for k, v in self._trained.items()},
                  "cache": {i: (k, torch.from_numpy(np.asarray(row))) for i, (k, row) in self._cache.items()},
                  "anchors": None if self._anchors is None else (self._anchors[0], torch.from_numpy(self._anchors[1])),
-                 "waiting": {int(i): int(s) for i, s in self._waiting.items()}, "drawn": self._drawn}
+                 "waiting": {int(i): int(s) for i, s in self._waiting.items()}, "drawn": self._drawn,
+                 "gains": self._gains}
         with atomic_path(path) as tmp:
             torch.save(state, tmp)
 
@@ -374,6 +407,7 @@ class SelectTrainer:
         self._anchors = None if state["anchors"] is None else (state["anchors"][0], state["anchors"][1].numpy())
         self._waiting = {int(i): int(s) for i, s in state.get("waiting", {}).items()}
         self._drawn = int(state.get("drawn", 0))
+        self._gains = state.get("gains")
         return int(state["step"])
 
     def run(self, stop: Callable[[], bool] | None = None, checkpoint: str | None = None,

@@ -6,6 +6,7 @@ import json
 import math
 import random
 
+import numpy as np
 import pytest
 from mlx26.core.select_batch.budgets import allocate_budgets, parse_budget_mode
 
@@ -81,3 +82,53 @@ def test_given_budgets_and_errors(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="JSON object"):
         parse_budget_mode(str(path))
+
+
+def test_curriculum_weights_follow_the_formula_and_favour_lagging_domains():
+    """b_c = B/C − (B/λ)·z_c (z standardised, population sd), negative targets clipped to 0."""
+    from mlx26.core.select_batch.budgets import curriculum_weights, water_fill
+
+    counts = {"a": 10, "b": 10, "c": 10}
+    gains = {"a": 0.3, "b": 0.1, "c": 0.2}
+    w = curriculum_weights(counts, gains, 8, 4.0)
+    g = np.array([0.3, 0.1, 0.2])
+    z = (g - g.mean()) / g.std()
+    ref = np.maximum(8 / 3 - 8 / 4.0 * z, 0.0)
+    assert np.allclose([w["a"], w["b"], w["c"]], ref, atol=1e-8)
+    budgets = water_fill(dict(counts), 8, w)
+    assert sum(budgets.values()) == 8 and budgets["b"] > budgets["c"] > budgets["a"]
+    # equal gains (sd 0): equal shares; a domain without a gain counts as average
+    assert len(set(round(v, 6) for v in curriculum_weights(counts, {"a": 1.0, "b": 1.0, "c": 1.0}, 6, 1.0).values())) == 1
+    assert curriculum_weights(counts, {"a": 1.0, "b": 1.0}, 6, 1.0)["c"] == pytest.approx(2.0, abs=1e-6)
+    # a capped domain's share goes to the others, even those whose target was clipped to 0
+    capped = water_fill({"a": 1, "b": 1, "c": 10}, 8, curriculum_weights({"a": 1, "b": 1, "c": 10},
+                                                                      {"a": 0.0, "b": 0.0, "c": 9.0}, 8, 0.5))
+    assert capped == {"a": 1, "b": 1, "c": 6}
+
+
+def test_curriculum_is_a_training_mode():
+    from mlx26.core.select_batch.budgets import parse_budget_mode
+
+    assert parse_budget_mode("curriculum", train=True) == "curriculum"
+    with pytest.raises(ValueError, match="during training"):
+        parse_budget_mode("curriculum")
+
+
+def test_training_budgets_follow_the_last_selection_gains():
+    pytest.importorskip("transformers")
+    from mlx26.core.select_batch.data import demo_rows, parse_rows
+    from mlx26.core.select_batch.train import SelectTrainer, TrainConfig
+
+    pool = parse_rows(enumerate(demo_rows("train", 200, 0), 1), "pool")
+    val = parse_rows(enumerate(demo_rows("val", 6, 0), 1), "val")
+    cfg = TrainConfig(method="partitionsel", steps=5, batch=6, buffer=4, seq_len=16, proj_dim=64,
+                      budget_mode="curriculum", curriculum_lambda=2.0, eval_every=5)
+    records = [r for r in SelectTrainer(pool, val, cfg).run() if r["step"] > 0]
+    for prev, cur in zip(records, records[1:]):
+        gains, budgets = prev["domain_gains"], cur["budgets"]
+        assert sum(budgets.values()) == 6 and cur["counts"] == {d: k for d, k in budgets.items() if k}
+        low, high = min(gains, key=gains.get), max(gains, key=gains.get)
+        if gains[low] < gains[high]:
+            assert budgets.get(low, 0) >= budgets.get(high, 0)
+    with pytest.raises(ValueError, match="computes none"):
+        TrainConfig(method="random", budget_mode="curriculum").validate(100)

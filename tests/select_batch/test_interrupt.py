@@ -41,9 +41,10 @@ def _untimed(text: str) -> list[dict]:
 
 
 RESERVOIR_ARGS = [*ARGS[:ARGS.index("--refresh")], "--reservoir", "2", "--anchor-every", "3", "-q"]
+CURRICULUM_ARGS = [*ARGS[:ARGS.index("--refresh")], "--budget-mode", "curriculum", "-q"]
 
 
-@pytest.mark.parametrize("args", [ARGS, RESERVOIR_ARGS], ids=["refresh", "reservoir"])
+@pytest.mark.parametrize("args", [ARGS, RESERVOIR_ARGS, CURRICULUM_ARGS], ids=["refresh", "reservoir", "curriculum"])
 def test_sigint_checkpoints_and_resume_matches_an_uninterrupted_run(run_cli, tmp_path, sigint_at_update, args):
     ARGS = args  # noqa: N806 - the same checks for both staleness schemes (the reservoir's waiting set is saved)
     ref = run_cli(*ARGS)
