@@ -126,7 +126,7 @@ class EmuKernels:
 
         keys = np.ascontiguousarray(keys, dtype=np.float32)
         heads, n, dim = keys.shape
-        _check_dim(dim)
+        check_dim(dim)
         pages = -(-n // page)
         kmin = np.empty((heads, pages, dim), np.float32)
         kmax = np.empty_like(kmin)
@@ -141,7 +141,7 @@ class EmuKernels:
         kmin = np.ascontiguousarray(kmin, dtype=np.float32)
         kmax = np.ascontiguousarray(kmax, dtype=np.float32)
         heads, pages, dim = kmin.shape
-        _check_dim(dim)
+        check_dim(dim)
         scores = np.empty((heads, pages), np.float32)
         self._lib.page_score(self._f(q), self._f(kmin), self._f(kmax), heads, pages, dim, self._f(scores))
         return scores
@@ -152,8 +152,7 @@ class EmuKernels:
 
         scores = np.ascontiguousarray(scores, dtype=np.float32)
         rows, n = scores.shape
-        if not 1 <= k <= min(n, MAX_TOPK):
-            raise InputError(f"HLS top-k needs 1 ≤ k ≤ min(n, {MAX_TOPK}); got k={k}, n={n}.")
+        check_topk(k, n)
         out = np.empty((rows, k), np.int32)
         if self._lib.topk_select(self._f(scores), rows, n, k, self._i(out)) != 0:
             raise RunFailure("topk_select kernel rejected its arguments")
@@ -172,9 +171,16 @@ class EmuKernels:
         return dst
 
 
-def _check_dim(dim: int) -> None:
+def check_dim(dim: int) -> None:
+    """The HLS arrays' row limit (MLX26_MAX_DIM), enforced by both backends before any work."""
     if dim > MAX_DIM:
         raise InputError(f"the HLS kernels hold at most {MAX_DIM} values per row in registers; got {dim}.")
+
+
+def check_topk(k: int, n: int) -> None:
+    """The top-k insertion array's limit (MLX26_MAX_TOPK), enforced by both backends before any work."""
+    if not 1 <= k <= min(n, MAX_TOPK):
+        raise InputError(f"HLS top-k needs 1 ≤ k ≤ min(n, {MAX_TOPK}); got k={k}, n={n}.")
 
 
 _KERNELS: EmuKernels | None = None

@@ -11,6 +11,17 @@ memory bank (``kernel.group_id(arg)``) → ``bo.write`` + ``bo.sync(TO_DEVICE)``
 PyPI package called ``xrt``. Without it, or without an ``.xclbin`` built from ``fpga/hls`` by
 ``v++``, :func:`availability` says why and the CLI exits 3 — it never falls back silently.
 This path is untested on hardware here (no card); tests drive it with a fake ``pyxrt``.
+
+Buffers are device-resident: each (kernel, argument) keeps one ``bo``, allocated once and grown
+geometrically (twice the first size, so appends fit), and an input is transferred only where its bytes differ from what the card already
+holds (``bo.sync(TO_DEVICE, size, offset)`` of the changed span), so a decode step that appends one
+token to a single-head K/V view, or repeats a query, moves a few bytes instead of the whole view. With
+the kernels' head-major [heads][tokens][dim] layout an appended token shifts every later head's
+rows, so for several heads the changed span still covers most of the view: a per-head stride argument
+in the kernels would remove that (not done). ``run.wait()``'s state is checked (anything but
+COMPLETED is an error naming the kernel), and so is the return value of the two kernels that report
+errors (``topk_select``: bad k; ``gather_rows``: an index out of range), as ``run.return_code()``.
+The dim / k limits of the HLS arrays are enforced before any transfer, as in the emulation.
 """
 
 from __future__ import annotations
@@ -20,6 +31,9 @@ import importlib.util
 import os
 from pathlib import Path
 from typing import Any
+
+from mlx26.core.common.errors import RunFailure
+from mlx26.fpga.emu import check_dim, check_topk
 
 XRT_HINT = ("install Xilinx XRT and `source /opt/xilinx/xrt/setup.sh` (pyxrt ships with XRT, not with PyPI; "
             "the PyPI package 'xrt' is unrelated), build an .xclbin from fpga/hls with v++ and pass --xclbin, "
@@ -50,21 +64,51 @@ class XrtKernels:
         self.device = self.pyxrt.device(device_index)
         self.uuid = self.device.load_xclbin(str(xclbin))
         self._kernels: dict[str, Any] = {}
+        self._resident: dict[tuple[str, int], tuple[Any, int, bytes]] = {}  # (kernel, arg) -> (bo, capacity, shadow)
+        self.bytes_to_device = 0  # what the syncs actually moved, for the benchmark and the tests
 
     def _kernel(self, name: str) -> Any:
         if name not in self._kernels:
             self._kernels[name] = self.pyxrt.kernel(self.device, self.uuid, name)
         return self._kernels[name]
 
+    def _bo(self, kernel: Any, arg: int, nbytes: int) -> tuple[Any, bytes]:
+        """The resident buffer of (kernel, arg), grown (×2) when ``nbytes`` does not fit; its device shadow."""
+        key = (kernel.name if hasattr(kernel, "name") else str(id(kernel)), arg)
+        held = self._resident.get(key)
+        if held is None or held[1] < nbytes:
+            capacity = max(4, 2 * nbytes, 2 * held[1] if held else 0)  # room to grow: appends then fit
+            bo = self.pyxrt.bo(self.device, capacity, self.pyxrt.bo.normal, kernel.group_id(arg))
+            held = (bo, capacity, b"")
+            self._resident[key] = held
+        return held[0], held[2]
+
     def _bo_in(self, kernel: Any, arg: int, array: Any) -> Any:
-        data = self._np.ascontiguousarray(array)
-        bo = self.pyxrt.bo(self.device, max(data.nbytes, 4), self.pyxrt.bo.normal, kernel.group_id(arg))
-        bo.write(data.tobytes(), 0)
-        bo.sync(self.pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE)
+        data = self._np.ascontiguousarray(array).tobytes()
+        bo, shadow = self._bo(kernel, arg, len(data))
+        start = _first_difference(shadow, data)
+        if start < len(data):  # only the span that differs from what the card holds
+            tail = data[start:]
+            bo.write(tail, start)
+            bo.sync(self.pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE, len(tail), start)
+            self.bytes_to_device += len(tail)
+        key = (kernel.name if hasattr(kernel, "name") else str(id(kernel)), arg)
+        self._resident[key] = (bo, self._resident[key][1], data)
         return bo
 
     def _bo_out(self, kernel: Any, arg: int, nbytes: int) -> Any:
-        return self.pyxrt.bo(self.device, max(nbytes, 4), self.pyxrt.bo.normal, kernel.group_id(arg))
+        return self._bo(kernel, arg, nbytes)[0]
+
+    def _launch(self, name: str, kernel: Any, *args: Any) -> int:
+        """Run, wait, check the completion state; the kernel's return value (0 when XRT cannot give one)."""
+        run = kernel(*args)
+        state = run.wait()
+        done = getattr(getattr(self.pyxrt, "ert_cmd_state", None), "ERT_CMD_STATE_COMPLETED", None)
+        if state is not None and done is not None and state != done:
+            raise RunFailure(f"the {name} kernel did not complete on the card (state {state}).",
+                             "check `xbutil examine` and the xclbin; --fpga-backend emu runs the same code on the CPU")
+        code = getattr(run, "return_code", None)
+        return int(code()) if callable(code) else 0
 
     def _read(self, bo: Any, shape: tuple[int, ...], dtype: Any) -> Any:
         np = self._np
@@ -76,31 +120,35 @@ class XrtKernels:
         np = self._np
         keys = np.ascontiguousarray(keys, dtype=np.float32)
         heads, n, dim = keys.shape
+        check_dim(dim)
         pages = -(-n // page)
         k = self._kernel("page_minmax")
         b_keys = self._bo_in(k, 0, keys)
         b_min, b_max = self._bo_out(k, 5, heads * pages * dim * 4), self._bo_out(k, 6, heads * pages * dim * 4)
-        k(b_keys, heads, n, dim, page, b_min, b_max).wait()
+        self._launch("page_minmax", k, b_keys, heads, n, dim, page, b_min, b_max)
         shape = (heads, pages, dim)
         return self._read(b_min, shape, np.float32), self._read(b_max, shape, np.float32)
 
     def page_score(self, q: Any, kmin: Any, kmax: Any) -> Any:
         np = self._np
         heads, pages, dim = kmin.shape
+        check_dim(dim)
         k = self._kernel("page_score")
         b_q = self._bo_in(k, 0, np.asarray(q, np.float32))
         b_lo, b_hi = self._bo_in(k, 1, np.asarray(kmin, np.float32)), self._bo_in(k, 2, np.asarray(kmax, np.float32))
         b_out = self._bo_out(k, 6, heads * pages * 4)
-        k(b_q, b_lo, b_hi, heads, pages, dim, b_out).wait()
+        self._launch("page_score", k, b_q, b_lo, b_hi, heads, pages, dim, b_out)
         return self._read(b_out, (heads, pages), np.float32)
 
     def topk(self, scores: Any, k_: int) -> Any:
         np = self._np
         rows, n = scores.shape
+        check_topk(k_, n)
         k = self._kernel("topk_select")
         b_s = self._bo_in(k, 0, np.asarray(scores, np.float32))
         b_out = self._bo_out(k, 4, rows * k_ * 4)
-        k(b_s, rows, n, k_, b_out).wait()
+        if self._launch("topk_select", k, b_s, rows, n, k_, b_out) != 0:
+            raise RunFailure("topk_select kernel rejected its arguments")
         return self._read(b_out, (rows, k_), np.int32)
 
     def gather(self, src: Any, idx: Any) -> Any:
@@ -110,5 +158,21 @@ class XrtKernels:
         b_src = self._bo_in(k, 0, np.asarray(src, np.float32))
         b_idx = self._bo_in(k, 4, np.asarray(idx, np.int32))
         b_out = self._bo_out(k, 6, rows * idx.shape[1] * width * 4)
-        k(b_src, rows, n, width, b_idx, idx.shape[1], b_out).wait()
+        if self._launch("gather_rows", k, b_src, rows, n, width, b_idx, idx.shape[1], b_out) != 0:
+            raise RunFailure("gather_rows kernel found an index out of range")
         return self._read(b_out, (rows, idx.shape[1], width), np.float32)
+
+
+def _first_difference(old: bytes, new: bytes) -> int:
+    """The first byte offset where ``new`` differs from ``old`` (len(new) when it is a prefix-equal copy)."""
+    n = min(len(old), len(new))
+    if old[:n] == new[:n]:
+        return n
+    lo, hi = 0, n  # binary search on prefix equality: O(n log n) bytes compared, in C
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if old[:mid + 1] == new[:mid + 1]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo

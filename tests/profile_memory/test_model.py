@@ -140,10 +140,10 @@ def test_pyxrt_host_sequence_with_a_fake_module(monkeypatch, tmp_path):
             calls.append(("bo", size, group))
 
         def write(self, data, offset):
-            store[self.id] = bytes(data)
+            store[self.id] = store[self.id][:offset] + bytes(data) + store[self.id][offset + len(data):]
             calls.append(("write", len(data)))
 
-        def sync(self, direction):
+        def sync(self, direction, size=None, offset=0):
             calls.append(("sync", direction))
 
         def read(self, size, offset):
@@ -159,7 +159,7 @@ def test_pyxrt_host_sequence_with_a_fake_module(monkeypatch, tmp_path):
 
         def __call__(self, *args):
             calls.append(("run", self.name))
-            scores = np.frombuffer(store[args[0].id], np.float32).reshape(args[1], args[2])
+            scores = np.frombuffer(store[args[0].id][:args[1] * args[2] * 4], np.float32).reshape(args[1], args[2])
             import torch
             from mlx26.core.profile_memory.reference import topk_stable
 
@@ -190,3 +190,99 @@ def test_pyxrt_host_sequence_with_a_fake_module(monkeypatch, tmp_path):
     assert names[:3] == ["device", "load_xclbin", "kernel"]
     assert names.index("write") < names.index("run") < names.index("wait") < len(names) - 1
     assert ("sync", "to") in calls and calls[-1] == ("sync", "from")
+
+
+def _fake_pyxrt(monkeypatch, state="done", code=0):
+    """A pyxrt stand-in whose buffers honour offsets and whose runs report a state and a return code."""
+    synced: list[tuple[str, int, int]] = []
+    store: dict[int, bytearray] = {}
+
+    class Bo:
+        normal = 0
+
+        def __init__(self, device, size, flags, group):
+            self.id = len(store)
+            store[self.id] = bytearray(size)
+
+        def write(self, data, offset):
+            store[self.id][offset:offset + len(data)] = data
+
+        def sync(self, direction, size=None, offset=0):
+            synced.append((direction, len(store[self.id]) if size is None else size, offset))
+
+        def read(self, size, offset):
+            return bytes(store[self.id][offset:offset + size])
+
+    class Kernel:
+        def __init__(self, device, uuid, name):
+            self.name = name
+
+        def group_id(self, arg):
+            return arg
+
+        def __call__(self, *args):
+            import torch
+            from mlx26.core.profile_memory.reference import topk_stable
+
+            rows, n, k = args[1], args[2], args[3]
+            scores = np.frombuffer(bytes(store[args[0].id][:rows * n * 4]), np.float32).reshape(rows, n)
+            idx = topk_stable(torch.from_numpy(scores.copy()), k).numpy().astype(np.int32)
+            store[args[4].id][:idx.nbytes] = idx.tobytes()
+            return types.SimpleNamespace(wait=lambda: state, return_code=lambda: code)
+
+    class Device:
+        def __init__(self, index):
+            pass
+
+        def load_xclbin(self, path):
+            return "uuid"
+
+    fake = types.SimpleNamespace(device=Device, kernel=Kernel, bo=Bo, xclBOSyncDirection=types.SimpleNamespace(
+        XCL_BO_SYNC_BO_TO_DEVICE="to", XCL_BO_SYNC_BO_FROM_DEVICE="from"),
+        ert_cmd_state=types.SimpleNamespace(ERT_CMD_STATE_COMPLETED="done"))
+    monkeypatch.setitem(sys.modules, "pyxrt", fake)
+    return synced
+
+
+def _xrt(tmp_path):
+    from mlx26.fpga.xrt_host import XrtKernels
+
+    xclbin = tmp_path / "k.xclbin"
+    xclbin.write_bytes(b"x")
+    return XrtKernels(str(xclbin))
+
+
+def test_xrt_buffers_stay_resident_and_only_changed_bytes_move(monkeypatch, tmp_path):
+    synced = _fake_pyxrt(monkeypatch)
+    k = _xrt(tmp_path)
+    scores = np.random.default_rng(1).standard_normal((1, 40)).astype(np.float32)
+    first = k.topk(scores, 4)
+    assert k.bytes_to_device == 160
+    again = k.topk(scores, 4)  # the same view: nothing to send
+    assert k.bytes_to_device == 160 and np.array_equal(first, again)
+    longer = np.concatenate([scores, np.full((1, 5), 9.0, np.float32)], axis=1)  # 5 appended tokens
+    got = k.topk(longer, 4)
+    assert k.bytes_to_device == 160 + 20  # only the appended 20 bytes, at their offset
+    assert ("to", 20, 160) in synced and got[0].tolist()[:4] == [40, 41, 42, 43]
+    assert len(k._resident) == 2  # one input and one output buffer, reused
+
+
+@pytest.mark.parametrize("state, code, needle", [("error", 0, "did not complete"),
+                                                 ("done", -1, "rejected its arguments")])
+def test_xrt_run_state_and_return_code_are_checked(monkeypatch, tmp_path, state, code, needle):
+    _fake_pyxrt(monkeypatch, state=state, code=code)
+    k = _xrt(tmp_path)
+    with pytest.raises(RuntimeError, match=needle):
+        k.topk(np.zeros((1, 8), np.float32), 2)
+
+
+def test_xrt_enforces_the_hls_limits_before_any_transfer(monkeypatch, tmp_path):
+    from mlx26.fpga.emu import MAX_DIM, MAX_TOPK
+
+    _fake_pyxrt(monkeypatch)
+    k = _xrt(tmp_path)
+    with pytest.raises(ValueError, match="top-k"):
+        k.topk(np.zeros((1, MAX_TOPK + 10), np.float32), MAX_TOPK + 1)
+    with pytest.raises(ValueError, match="registers"):
+        k.page_minmax(np.zeros((1, 4, MAX_DIM + 1), np.float32), 2)
+    assert k.bytes_to_device == 0
