@@ -54,3 +54,20 @@ reproduce-profile-memory: $(PMEM_DIR)/all-8k-overlap.jsonl $(PMEM_DIR)/all-8k-no
 
 bench-profile-memory:
 	$(PY) benchmarks/profile_memory.py
+
+# Build the FPGA bitstream for an Alveo U55C with Vitis (not run here: no Vitis, no card). Compile each
+# HLS kernel to an .xo, then link with the HBM connectivity of fpga/hls/u55c.cfg; the result is the
+# --xclbin of `mlx26 profile-memory --device fpga --fpga-backend xrt`. Exit 3 when v++ is absent.
+U55C_PLATFORM ?= xilinx_u55c_gen3x16_xdma_3_202210_1
+XCLBIN_DIR := $(PMEM_DIR)/xclbin
+HLS_KERNELS := page_minmax page_score topk_select gather_rows
+.PHONY: xclbin-profile-memory
+xclbin-profile-memory:
+	@command -v v++ >/dev/null || { echo "xclbin-profile-memory: v++ not found (source <Vitis>/settings64.sh and /opt/xilinx/xrt/setup.sh)"; exit 3; }
+	mkdir -p $(XCLBIN_DIR)
+	for k in $(HLS_KERNELS); do \
+	  v++ -c -t hw --platform $(U55C_PLATFORM) -k $$k -I fpga/hls -o $(XCLBIN_DIR)/$$k.xo fpga/hls/$$k.cpp; \
+	done
+	v++ -l -t hw --platform $(U55C_PLATFORM) --config fpga/hls/u55c.cfg -o $(XCLBIN_DIR)/memproc.xclbin \
+	  $(addprefix $(XCLBIN_DIR)/,$(addsuffix .xo,$(HLS_KERNELS)))
+	@echo "xclbin-profile-memory: $(XCLBIN_DIR)/memproc.xclbin (pass it as --xclbin)"

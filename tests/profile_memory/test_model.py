@@ -286,3 +286,25 @@ def test_xrt_enforces_the_hls_limits_before_any_transfer(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="registers"):
         k.page_minmax(np.zeros((1, 4, MAX_DIM + 1), np.float32), 2)
     assert k.bytes_to_device == 0
+
+
+def test_u55c_link_config_covers_every_kernel_and_bundle():
+    """fpga/hls/u55c.cfg: one compute unit per kernel, every m_axi bundle of every kernel mapped to HBM, and no
+    pseudo-channel shared between two bundles (the v++ link itself cannot run here)."""
+    import re
+    from pathlib import Path
+
+    import mlx26.fpga
+
+    hls = Path(mlx26.fpga.__file__).resolve().parent / "hls"
+    bundles = set()
+    for src in hls.glob("*.cpp"):
+        name = re.search(r'extern "C" \w+ (\w+)\(', src.read_text()).group(1)
+        bundles |= {(name, b) for b in re.findall(r"m_axi port = \w+ offset = slave bundle = (\w+)", src.read_text())}
+    cfg = (hls / "u55c.cfg").read_text()
+    kernels = set(re.findall(r"^nk=(\w+):1$", cfg, re.M))
+    mapped = {(k, b): (int(lo), int(hi or lo)) for k, b, lo, hi in
+              re.findall(r"^sp=(\w+)_1\.m_axi_(\w+):HBM\[(\d+)(?::(\d+))?\]$", cfg, re.M)}
+    assert kernels == {k for k, _ in bundles} and set(mapped) == bundles
+    channels = [c for lo, hi in mapped.values() for c in range(lo, hi + 1)]
+    assert len(channels) == len(set(channels)) and max(channels) < 32
