@@ -189,11 +189,12 @@ def sympy_prefix(expr) -> list[str]:
 def _sympy_worker(conn, timeout: float) -> None:  # pragma: no cover - runs in a child process
     import signal
 
-    import sympy as sp
-
     # Ctrl-C in a terminal reaches the whole process group: the parent stops and kills this worker,
-    # which must not print a traceback of its own (issue 31).
+    # which must not print a traceback of its own (issue 31). Ignored before anything else (the SymPy
+    # import takes a second or more on a loaded machine, and a Ctrl-C then must not reach it either).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    import sympy as sp
 
     class _Timeout(Exception):
         pass
