@@ -20,10 +20,19 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _as_a_terminal_starts_it() -> None:
+    """SIGINT at its default, unblocked. A pytest-xdist worker of the full suite can be running with SIGINT
+    ignored (seen in this suite: inherited from the worker's start or an earlier test's setup), and an
+    ignored SIGINT is inherited through exec, so Python would then never raise KeyboardInterrupt and the
+    command would run on (POSIX: background jobs of scripts start that way, on purpose)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_in_the_sympy_pass_exits_130_without_tracebacks(mlx26_exe, subprocess_env):
     proc = subprocess.Popen([mlx26_exe, "simplify", "bench", "--n", "2000", "--timeout", "1", "--format", "json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_as_a_terminal_starts_it)
     deadline = time.monotonic() + 60
     while not _children(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
