@@ -64,7 +64,7 @@ class XrtKernels:
         self.device = self.pyxrt.device(device_index)
         self.uuid = self.device.load_xclbin(str(xclbin))
         self._kernels: dict[str, Any] = {}
-        self._resident: dict[tuple[str, int], tuple[Any, int, bytes]] = {}  # (kernel, arg) -> (bo, capacity, shadow)
+        self._resident: dict[tuple[int, int], tuple[Any, int, bytes]] = {}  # (id(kernel), arg) -> (bo, capacity, shadow)
         self.bytes_to_device = 0  # what the syncs actually moved, for the benchmark and the tests
 
     def _kernel(self, name: str) -> Any:
@@ -72,32 +72,31 @@ class XrtKernels:
             self._kernels[name] = self.pyxrt.kernel(self.device, self.uuid, name)
         return self._kernels[name]
 
-    def _bo(self, kernel: Any, arg: int, nbytes: int) -> tuple[Any, bytes]:
-        """The resident buffer of (kernel, arg), grown (×2) when ``nbytes`` does not fit; its device shadow."""
-        key = (kernel.name if hasattr(kernel, "name") else str(id(kernel)), arg)
+    def _bo(self, kernel: Any, arg: int, nbytes: int) -> tuple[tuple[int, int], Any, bytes]:
+        """(key, the resident buffer of (kernel, arg), its device shadow); grown (×2) when ``nbytes`` does not fit."""
+        key = (id(kernel), arg)  # kernels are cached per name, so the object identifies the kernel
         held = self._resident.get(key)
         if held is None or held[1] < nbytes:
             capacity = max(4, 2 * nbytes, 2 * held[1] if held else 0)  # room to grow: appends then fit
             bo = self.pyxrt.bo(self.device, capacity, self.pyxrt.bo.normal, kernel.group_id(arg))
             held = (bo, capacity, b"")
             self._resident[key] = held
-        return held[0], held[2]
+        return key, held[0], held[2]
 
     def _bo_in(self, kernel: Any, arg: int, array: Any) -> Any:
         data = self._np.ascontiguousarray(array).tobytes()
-        bo, shadow = self._bo(kernel, arg, len(data))
+        key, bo, shadow = self._bo(kernel, arg, len(data))
         start = _first_difference(shadow, data)
         if start < len(data):  # only the span that differs from what the card holds
             tail = data[start:]
             bo.write(tail, start)
             bo.sync(self.pyxrt.xclBOSyncDirection.XCL_BO_SYNC_BO_TO_DEVICE, len(tail), start)
             self.bytes_to_device += len(tail)
-        key = (kernel.name if hasattr(kernel, "name") else str(id(kernel)), arg)
         self._resident[key] = (bo, self._resident[key][1], data)
         return bo
 
     def _bo_out(self, kernel: Any, arg: int, nbytes: int) -> Any:
-        return self._bo(kernel, arg, nbytes)[0]
+        return self._bo(kernel, arg, nbytes)[1]
 
     def _launch(self, name: str, kernel: Any, *args: Any) -> int:
         """Run, wait, check the completion state; the kernel's return value (0 when XRT cannot give one)."""
@@ -164,15 +163,9 @@ class XrtKernels:
 
 
 def _first_difference(old: bytes, new: bytes) -> int:
-    """The first byte offset where ``new`` differs from ``old`` (len(new) when it is a prefix-equal copy)."""
+    """The first byte offset where ``new`` differs from ``old`` (``min(len)`` when one is a prefix of the other)."""
+    import numpy as np
+
     n = min(len(old), len(new))
-    if old[:n] == new[:n]:
-        return n
-    lo, hi = 0, n  # binary search on prefix equality: O(n log n) bytes compared, in C
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if old[:mid + 1] == new[:mid + 1]:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+    diff = np.frombuffer(old, np.uint8, n) != np.frombuffer(new, np.uint8, n)
+    return int(diff.argmax()) if diff.any() else n

@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 from mlx26.core.common.errors import InputError
 from mlx26.core.select_batch.budgets import allocate_budgets, domain_counts
-from mlx26.core.select_batch.features import Featurizer, clean_rows
-from mlx26.core.select_batch.greedy import BUDGETED, METHODS, select, select_random
+from mlx26.core.select_batch.features import Featurizer
+from mlx26.core.select_batch.greedy import METHODS, select_random
+from mlx26.core.select_batch.pipeline import select_from_features
 from mlx26.core.select_batch.train import candidate_stream
-from mlx26.core.select_batch.utility import QuadraticUtility
 
 
 class SelectionBatchSampler:
@@ -83,15 +83,12 @@ class SelectionBatchSampler:
                 if anchors is None or (step - 1) % self.anchor_every == 0:
                     anchors = self.feat.features(self.val_texts)
                 model.train(was_training)
-                Gc, keep, _ = clean_rows(G, "candidate")
-                Vc, _, _ = clean_rows(anchors, "validation")
-                kept = [c for c, k in zip(window, keep, strict=True) if k]
-                kept_domains = [self.domains[i] for i in kept]
-                budgets = (allocate_budgets(domain_counts(kept_domains), self.batch, self.budget_mode)
-                           if self.method in BUDGETED else {})
-                sel = select(QuadraticUtility.from_features(Gc, Vc, self.eta), kept_domains, self.batch, self.method,
-                             budgets or None, seed=self.seed * 1_000_003 + step)
-                chosen, weights = [kept[i] for i in sel.indices], list(sel.weights)
+                # the one-shot selection's own path: bad rows dropped, budgets over what remains, the greedy
+                records, summary, _ = select_from_features(G, domains, [str(i) for i in window], anchors, self.batch,
+                                                           self.budget_mode, self.method, eta=self.eta,
+                                                           seed=self.seed * 1_000_003 + step)
+                chosen, weights = [int(r["id"]) for r in records], [float(r["weight"]) for r in records]
+                budgets = summary["budgets"] or {}
             self.weights.append(weights)
             self.log.append({"step": step, "window": window, "chosen": chosen, "budgets": dict(budgets),
                              "select_s": time.perf_counter() - start})
