@@ -32,6 +32,9 @@ FLAGS = ("-std=c++17", "-O2", "-Wall", "-Wextra", "-ffp-contract=off", "-fPIC", 
 LIB_NAME = "libmlx26_memproc.so"
 MAX_TOPK = 4096
 MAX_DIM = 256
+LANES = 16  # floats per 512-bit beat of the kernels' wide ports
+TOPK_CELLS = 512  # cells of topk_select's systolic chain: k above this takes ceil(k / 512) passes
+BAD_ARGS, BAD_INDEX = -1, -2  # the kernels' return codes (hls_shim.h)
 
 
 class BuildError(RunFailure):
@@ -103,9 +106,9 @@ class EmuKernels:
         lib = ctypes.CDLL(str(self.path))
         fp, ip, i = ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_int), ctypes.c_int
         lib.page_minmax.argtypes = [fp, i, i, i, i, fp, fp]
-        lib.page_minmax.restype = None
+        lib.page_minmax.restype = ctypes.c_int
         lib.page_score.argtypes = [fp, fp, fp, i, i, i, fp]
-        lib.page_score.restype = None
+        lib.page_score.restype = ctypes.c_int
         lib.topk_select.argtypes = [fp, i, i, i, ip]
         lib.topk_select.restype = ctypes.c_int
         lib.gather_rows.argtypes = [fp, i, i, i, ip, i, fp]
@@ -127,10 +130,12 @@ class EmuKernels:
         keys = np.ascontiguousarray(keys, dtype=np.float32)
         heads, n, dim = keys.shape
         check_dim(dim)
+        check_page(page)
         pages = -(-n // page)
         kmin = np.empty((heads, pages, dim), np.float32)
         kmax = np.empty_like(kmin)
-        self._lib.page_minmax(self._f(keys), heads, n, dim, page, self._f(kmin), self._f(kmax))
+        code = self._lib.page_minmax(self._f(keys), heads, n, dim, page, self._f(kmin), self._f(kmax))
+        check_code("page_minmax", code)
         return kmin, kmax
 
     def page_score(self, q: Any, kmin: Any, kmax: Any) -> Any:
@@ -143,7 +148,8 @@ class EmuKernels:
         heads, pages, dim = kmin.shape
         check_dim(dim)
         scores = np.empty((heads, pages), np.float32)
-        self._lib.page_score(self._f(q), self._f(kmin), self._f(kmax), heads, pages, dim, self._f(scores))
+        check_code("page_score", self._lib.page_score(self._f(q), self._f(kmin), self._f(kmax), heads, pages, dim,
+                                                      self._f(scores)))
         return scores
 
     def topk(self, scores: Any, k: int) -> Any:
@@ -154,8 +160,7 @@ class EmuKernels:
         rows, n = scores.shape
         check_topk(k, n)
         out = np.empty((rows, k), np.int32)
-        if self._lib.topk_select(self._f(scores), rows, n, k, self._i(out)) != 0:
-            raise RunFailure("topk_select kernel rejected its arguments")
+        check_code("topk_select", self._lib.topk_select(self._f(scores), rows, n, k, self._i(out)))
         return out
 
     def gather(self, src: Any, idx: Any) -> Any:
@@ -165,16 +170,39 @@ class EmuKernels:
         src = np.ascontiguousarray(src, dtype=np.float32)
         idx = np.ascontiguousarray(idx, dtype=np.int32)
         rows, n, width = src.shape
+        check_width(width)
         dst = np.empty((rows, idx.shape[1], width), np.float32)
-        if self._lib.gather_rows(self._f(src), rows, n, width, self._i(idx), idx.shape[1], self._f(dst)) != 0:
-            raise RunFailure("gather_rows kernel found an index out of range")
+        check_code("gather_rows", self._lib.gather_rows(self._f(src), rows, n, width, self._i(idx), idx.shape[1],
+                                                        self._f(dst)))
         return dst
 
 
 def check_dim(dim: int) -> None:
-    """The HLS arrays' row limit (MLX26_MAX_DIM), enforced by both backends before any work."""
+    """The HLS arrays' row limit (MLX26_MAX_DIM) and whole 512-bit beats, enforced by both backends before any work."""
     if dim > MAX_DIM:
         raise InputError(f"the HLS kernels hold at most {MAX_DIM} values per row in registers; got {dim}.")
+    check_width(dim)
+
+
+def check_width(width: int) -> None:
+    """Rows move as whole 512-bit beats (16 float32): the kernels never see a partial beat."""
+    if width < 1 or width % LANES:
+        raise InputError(f"the HLS kernels move rows as 512-bit beats of {LANES} floats; the row length (head dim) "
+                         f"must be a positive multiple of {LANES}, got {width}.",
+                         "use a model whose head_dim is a multiple of 16 (64 and 128 are), or --device cpu")
+
+
+def check_page(page: int) -> None:
+    if page < 1:
+        raise InputError(f"a Quest page holds at least one token; got page={page}.")
+
+
+def check_code(kernel: str, code: int) -> None:
+    """A kernel's return value: the hosts check every argument first, so a refusal here is a bug or a bad card."""
+    if code == BAD_INDEX:
+        raise RunFailure(f"{kernel} kernel found an index out of range")
+    if code != 0:
+        raise RunFailure(f"{kernel} kernel rejected its arguments (return code {code})")
 
 
 def check_topk(k: int, n: int) -> None:

@@ -19,9 +19,12 @@ token to a single-head K/V view, or repeats a query, moves a few bytes instead o
 the kernels' head-major [heads][tokens][dim] layout an appended token shifts every later head's
 rows, so for several heads the changed span still covers most of the view: a per-head stride argument
 in the kernels would remove that (not done). ``run.wait()``'s state is checked (anything but
-COMPLETED is an error naming the kernel), and so is the return value of the two kernels that report
-errors (``topk_select``: bad k; ``gather_rows``: an index out of range), as ``run.return_code()``.
-The dim / k limits of the HLS arrays are enforced before any transfer, as in the emulation.
+COMPLETED is an error naming the kernel), and so is every kernel's return value (``run.return_code()``:
+-1 a shape the kernel refuses, -2 a ``gather_rows`` index out of range). The dim / width / k limits
+of the HLS kernels (dim ≤ 256, rows in whole 512-bit beats of 16 floats, k ≤ 4096) are enforced
+before any transfer, as in the emulation. The kernels' wide ports (``hls::vector<float, 16>``) take the
+same bytes as float arrays, so the buffers are the same; a bo starts 4 KiB aligned and every row
+offset is a multiple of 64 bytes, as the 512-bit ports need.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from mlx26.core.common.errors import RunFailure
-from mlx26.fpga.emu import check_dim, check_topk
+from mlx26.fpga.emu import check_code, check_dim, check_page, check_topk, check_width
 
 XRT_HINT = ("install Xilinx XRT and `source /opt/xilinx/xrt/setup.sh` (pyxrt ships with XRT, not with PyPI; "
             "the PyPI package 'xrt' is unrelated), build an .xclbin from fpga/hls with v++ and pass --xclbin, "
@@ -120,11 +123,12 @@ class XrtKernels:
         keys = np.ascontiguousarray(keys, dtype=np.float32)
         heads, n, dim = keys.shape
         check_dim(dim)
+        check_page(page)
         pages = -(-n // page)
         k = self._kernel("page_minmax")
         b_keys = self._bo_in(k, 0, keys)
         b_min, b_max = self._bo_out(k, 5, heads * pages * dim * 4), self._bo_out(k, 6, heads * pages * dim * 4)
-        self._launch("page_minmax", k, b_keys, heads, n, dim, page, b_min, b_max)
+        check_code("page_minmax", self._launch("page_minmax", k, b_keys, heads, n, dim, page, b_min, b_max))
         shape = (heads, pages, dim)
         return self._read(b_min, shape, np.float32), self._read(b_max, shape, np.float32)
 
@@ -136,7 +140,7 @@ class XrtKernels:
         b_q = self._bo_in(k, 0, np.asarray(q, np.float32))
         b_lo, b_hi = self._bo_in(k, 1, np.asarray(kmin, np.float32)), self._bo_in(k, 2, np.asarray(kmax, np.float32))
         b_out = self._bo_out(k, 6, heads * pages * 4)
-        self._launch("page_score", k, b_q, b_lo, b_hi, heads, pages, dim, b_out)
+        check_code("page_score", self._launch("page_score", k, b_q, b_lo, b_hi, heads, pages, dim, b_out))
         return self._read(b_out, (heads, pages), np.float32)
 
     def topk(self, scores: Any, k_: int) -> Any:
@@ -146,19 +150,18 @@ class XrtKernels:
         k = self._kernel("topk_select")
         b_s = self._bo_in(k, 0, np.asarray(scores, np.float32))
         b_out = self._bo_out(k, 4, rows * k_ * 4)
-        if self._launch("topk_select", k, b_s, rows, n, k_, b_out) != 0:
-            raise RunFailure("topk_select kernel rejected its arguments")
+        check_code("topk_select", self._launch("topk_select", k, b_s, rows, n, k_, b_out))
         return self._read(b_out, (rows, k_), np.int32)
 
     def gather(self, src: Any, idx: Any) -> Any:
         np = self._np
         rows, n, width = src.shape
+        check_width(width)
         k = self._kernel("gather_rows")
         b_src = self._bo_in(k, 0, np.asarray(src, np.float32))
         b_idx = self._bo_in(k, 4, np.asarray(idx, np.int32))
         b_out = self._bo_out(k, 6, rows * idx.shape[1] * width * 4)
-        if self._launch("gather_rows", k, b_src, rows, n, width, b_idx, idx.shape[1], b_out) != 0:
-            raise RunFailure("gather_rows kernel found an index out of range")
+        check_code("gather_rows", self._launch("gather_rows", k, b_src, rows, n, width, b_idx, idx.shape[1], b_out))
         return self._read(b_out, (rows, idx.shape[1], width), np.float32)
 
 

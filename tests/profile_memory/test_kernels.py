@@ -18,7 +18,7 @@ def kernels():
     return emu.kernels()
 
 
-@pytest.mark.parametrize(("heads", "tokens", "dim"), [(1, 16, 8), (3, 77, 64), (2, 5, 128)])
+@pytest.mark.parametrize(("heads", "tokens", "dim"), [(1, 16, 16), (3, 77, 64), (2, 5, 128), (2, 40, 256)])
 def test_page_minmax_bitwise(kernels, torch1, heads, tokens, dim):
     from mlx26.core.profile_memory.reference import page_minmax
 
@@ -62,6 +62,97 @@ def test_topk_bitwise_with_tie_rule(kernels, torch1, rows, n, k, ties):
     assert got[0].tolist() == ranked
 
 
+@pytest.mark.parametrize(("dim", "pages"), [(16, 1), (16, 9), (32, 8), (32, 17), (256, 3), (256, 70)])
+def test_page_score_lane_tree_order_bitwise(kernels, torch1, dim, pages):
+    """Every page count around the kernel's groups of 8 pages (padding of the last group) and dims of 1, 2
+    and 16 beats: the kernel equals the lane-sum-then-tree reference bit for bit."""
+    from mlx26.core.profile_memory.reference import page_score_ordered
+
+    rng = np.random.default_rng(dim * 1000 + pages)
+    q = (rng.standard_normal((3, dim)) * 10.0 ** rng.integers(-3, 4, dim)).astype(np.float32)  # wide range
+    a, b = rng.standard_normal((2, 3, pages, dim)).astype(np.float32)
+    kmin, kmax = np.minimum(a, b), np.maximum(a, b)
+    got = kernels.page_score(q, kmin, kmax)
+    ref = page_score_ordered(*(torch1.from_numpy(x) for x in (q, kmin, kmax))).numpy()
+    assert got.shape == (3, pages) and np.array_equal(got.view(np.uint32), ref.view(np.uint32))
+
+
+def _sequential_sum(values):
+    acc = np.float32(0.0)
+    for v in values:
+        acc = np.float32(acc + v)
+    return acc
+
+
+def _lane_tree_sum(values):
+    lanes = [_sequential_sum(values[lane::16]) for lane in range(16)]
+    while len(lanes) > 1:
+        lanes = [np.float32(lanes[i] + lanes[i + 1]) for i in range(0, len(lanes), 2)]
+    return lanes[0]
+
+
+def test_page_score_order_is_the_lane_tree_not_the_sequential_sum(kernels):
+    """An input whose d = 0 … D-1 sum and lane-tree sum differ in float32: the kernel must give the latter
+    (written here in plain numpy, independent of the torch reference)."""
+    dim = 32
+    m = np.ones(dim, np.float32)
+    m[0], m[16] = 1e8, -1e8  # lane 0 cancels exactly; in sequence the 1s after d = 0 are absorbed by 1e8
+    q = np.ones((1, dim), np.float32)
+    kmin = kmax = m[None, None, :].copy()
+    assert _sequential_sum(m) != _lane_tree_sum(m)
+    got = kernels.page_score(q, kmin, kmax)[0, 0]
+    assert got == _lane_tree_sum(m) == np.float32(dim - 2)
+
+
+@pytest.mark.parametrize("dim", [8, 24, 40, 300])
+def test_dims_not_whole_beats_are_refused_before_any_work(kernels, dim):
+    """The wide ports move 16 floats per beat: other row lengths are an InputError naming the rule (dim 300
+    also breaks the 256 register limit)."""
+    from mlx26.core.common.errors import InputError
+
+    rows = np.zeros((1, 4, dim), np.float32)
+    needle = "registers" if dim > 256 else "multiple of 16"
+    with pytest.raises(InputError, match=needle):
+        kernels.page_minmax(rows, 2)
+    with pytest.raises(InputError, match=needle):
+        kernels.page_score(np.zeros((1, dim), np.float32), rows, rows)
+    if dim <= 256:
+        with pytest.raises(InputError, match="multiple of 16"):
+            kernels.gather(rows, np.zeros((1, 2), np.int32))
+
+
+def test_kernels_themselves_refuse_partial_beats(kernels):
+    """Defence behind the host checks: called directly, the C++ returns MLX26_BAD_ARGS and writes nothing."""
+    import ctypes
+
+    lib = kernels._lib
+    keys = np.ones((1, 4, 24), np.float32)
+    out = np.full((1, 2, 24), 7.0, np.float32)
+    assert lib.page_minmax(kernels._f(keys), 1, 4, 24, 2, kernels._f(out), kernels._f(out)) == emu.BAD_ARGS
+    assert lib.page_score(kernels._f(keys), kernels._f(keys), kernels._f(keys), 1, 4, 24, kernels._f(out)) == emu.BAD_ARGS
+    idx = np.zeros((1, 2), np.int32)
+    assert lib.gather_rows(kernels._f(keys), 1, 4, 24, kernels._i(idx), 2, kernels._f(out)) == emu.BAD_ARGS
+    assert (out == 7.0).all()
+    assert lib.topk_select(kernels._f(keys), 1, 4, 0, ctypes.cast(kernels._i(idx), ctypes.POINTER(ctypes.c_int))) \
+        == emu.BAD_ARGS
+
+
+@pytest.mark.parametrize(("n", "k"), [(600, 511), (600, 512), (600, 513), (1500, 1024), (1500, 1025), (5000, 4096)])
+def test_topk_ties_across_the_chain_passes(kernels, torch1, n, k):
+    """k above the 512-cell chain takes several passes; runs of equal scores straddle the pass boundaries
+    (entries 511/512, 1023/1024, …) and must still come out smaller index first."""
+    from mlx26.core.profile_memory.reference import topk_stable
+
+    rng = np.random.default_rng(k)
+    scores = rng.integers(0, 6, (2, n)).astype(np.float32)  # a handful of values: long runs of ties
+    scores[1, :] = 1.0  # one row all equal: the answer is 0 … k-1
+    got = kernels.topk(scores, k)
+    assert np.array_equal(got, topk_stable(torch1.from_numpy(scores), k).numpy())
+    assert got[1].tolist() == list(range(k))
+    ranked = sorted(range(n), key=lambda i: (-scores[0, i], i))[:k]
+    assert got[0].tolist() == ranked
+
+
 def test_topk_rejects_bad_k(kernels):
     with pytest.raises(ValueError, match="k"):
         kernels.topk(np.zeros((1, 5), np.float32), 6)
@@ -78,6 +169,20 @@ def test_gather_bitwise(kernels, torch1):
     assert np.array_equal(got[1, 4], src[1, idx[1, 4]])
     with pytest.raises(RuntimeError, match="out of range"):
         kernels.gather(src, np.full((3, 1), 50, np.int32))
+    bad = idx.copy()
+    bad[2, 19] = -1  # the last index of the last row: every index is checked before anything moves
+    dst = np.full((3, 20, 16), 7.0, np.float32)
+    code = kernels._lib.gather_rows(kernels._f(src), 3, 50, 16, kernels._i(bad), 20, kernels._f(dst))
+    assert code == emu.BAD_INDEX and (dst == 7.0).all()
+
+
+@pytest.mark.parametrize("width", [16, 48, 1024])
+def test_gather_wide_rows_bitwise(kernels, torch1, width):
+    """Rows of 1, 3 and 64 beats (Quest gathers page rows of 16 tokens x head_dim)."""
+    rng = np.random.default_rng(width)
+    src = rng.standard_normal((2, 9, width)).astype(np.float32)
+    idx = rng.integers(0, 9, (2, 5)).astype(np.int32)
+    assert np.array_equal(kernels.gather(src, idx), src[np.arange(2)[:, None], idx])
 
 
 def test_gxx_wall_wextra_is_clean(tmp_path):

@@ -192,8 +192,9 @@ def test_pyxrt_host_sequence_with_a_fake_module(monkeypatch, tmp_path):
     assert ("sync", "to") in calls and calls[-1] == ("sync", "from")
 
 
-def _fake_pyxrt(monkeypatch, state="done", code=0):
-    """A pyxrt stand-in whose buffers honour offsets and whose runs report a state and a return code."""
+def _fake_pyxrt(monkeypatch, state="done", code=None):
+    """A pyxrt stand-in whose buffers honour offsets and whose runs report a state and a return code; a run
+    executes the g++ emulation of the named kernel on the buffers' bytes (``code`` forces the return code)."""
     synced: list[tuple[str, int, int]] = []
     store: dict[int, bytearray] = {}
 
@@ -221,14 +222,19 @@ def _fake_pyxrt(monkeypatch, state="done", code=0):
             return arg
 
         def __call__(self, *args):
-            import torch
-            from mlx26.core.profile_memory.reference import topk_stable
+            import ctypes
 
-            rows, n, k = args[1], args[2], args[3]
-            scores = np.frombuffer(bytes(store[args[0].id][:rows * n * 4]), np.float32).reshape(rows, n)
-            idx = topk_stable(torch.from_numpy(scores.copy()), k).numpy().astype(np.int32)
-            store[args[4].id][:idx.nbytes] = idx.tobytes()
-            return types.SimpleNamespace(wait=lambda: state, return_code=lambda: code)
+            import shutil
+
+            from mlx26.fpga import emu
+
+            if shutil.which(emu.compiler()) is None:
+                pytest.skip("g++ not installed: the fake card runs the emulated kernels")
+            fn = getattr(emu.kernels()._lib, self.name)
+            ptr = [ctypes.cast(np.frombuffer(store[a.id], np.uint8).ctypes.data, t) if isinstance(a, Bo) else a
+                   for a, t in zip(args, fn.argtypes, strict=True)]
+            ran = fn(*ptr)
+            return types.SimpleNamespace(wait=lambda: state, return_code=lambda: ran if code is None else code)
 
     class Device:
         def __init__(self, index):
@@ -276,6 +282,44 @@ def test_xrt_run_state_and_return_code_are_checked(monkeypatch, tmp_path, state,
         k.topk(np.zeros((1, 8), np.float32), 2)
 
 
+@pytest.mark.parametrize("kernel, code, needle", [("page_minmax", -1, "page_minmax kernel rejected"),
+                                                  ("page_score", -1, "page_score kernel rejected"),
+                                                  ("gather", -2, "gather_rows kernel found an index out of range")])
+def test_xrt_checks_every_kernels_return_code(monkeypatch, tmp_path, kernel, code, needle):
+    from mlx26.core.common.errors import RunFailure
+
+    _fake_pyxrt(monkeypatch, code=code)
+    k = _xrt(tmp_path)
+    rows = np.zeros((2, 4, 16), np.float32)
+    call = {"page_minmax": lambda: k.page_minmax(rows, 2),
+            "page_score": lambda: k.page_score(np.zeros((2, 16), np.float32), rows, rows),
+            "gather": lambda: k.gather(rows, np.zeros((2, 3), np.int32))}[kernel]
+    with pytest.raises(RunFailure, match=needle):
+        call()
+
+
+def test_xrt_runs_every_kernel_as_the_emulation_does(monkeypatch, tmp_path):
+    """The host passes every kernel its arguments in the C++ order (the fake runs the emulated C++ on the
+    buffers): the four results equal the emulation's, and a second round reuses every buffer."""
+    from mlx26.fpga import emu
+
+    _fake_pyxrt(monkeypatch)
+    k, ref = _xrt(tmp_path), emu.kernels()
+    rng = np.random.default_rng(5)
+    keys = rng.standard_normal((2, 45, 32)).astype(np.float32)
+    q = rng.standard_normal((2, 32)).astype(np.float32)
+    scores = np.round(rng.standard_normal((2, 700)), 1).astype(np.float32)
+    idx = rng.integers(0, 45, (2, 7)).astype(np.int32)
+    for _ in range(2):
+        lo, hi = k.page_minmax(keys, 16)
+        want_lo, want_hi = ref.page_minmax(keys, 16)
+        assert np.array_equal(lo, want_lo) and np.array_equal(hi, want_hi)
+        assert np.array_equal(k.page_score(q, lo, hi).view(np.uint32), ref.page_score(q, lo, hi).view(np.uint32))
+        assert np.array_equal(k.topk(scores, 600), ref.topk(scores, 600))  # two passes of the chain
+        assert np.array_equal(k.gather(keys, idx), ref.gather(keys, idx))
+        assert len(k._resident) == 3 + 4 + 2 + 3  # one bo per pointer argument, kept across rounds
+
+
 def test_xrt_enforces_the_hls_limits_before_any_transfer(monkeypatch, tmp_path):
     from mlx26.fpga.emu import MAX_DIM, MAX_TOPK
 
@@ -285,6 +329,10 @@ def test_xrt_enforces_the_hls_limits_before_any_transfer(monkeypatch, tmp_path):
         k.topk(np.zeros((1, MAX_TOPK + 10), np.float32), MAX_TOPK + 1)
     with pytest.raises(ValueError, match="registers"):
         k.page_minmax(np.zeros((1, 4, MAX_DIM + 1), np.float32), 2)
+    with pytest.raises(ValueError, match="multiple of 16"):
+        k.page_score(np.zeros((1, 24), np.float32), np.zeros((1, 3, 24), np.float32), np.zeros((1, 3, 24), np.float32))
+    with pytest.raises(ValueError, match="multiple of 16"):
+        k.gather(np.zeros((1, 4, 40), np.float32), np.zeros((1, 2), np.int32))
     assert k.bytes_to_device == 0
 
 
