@@ -26,7 +26,10 @@ class StageCost:
     ``in_bytes`` / ``out_bytes``: what crosses a device boundary if this stage runs on another
     device than its neighbours (the placement model's PCIe traffic). ``pinned``: the stage
     is the LM's own work (RAG / memory prefill, plain dense attention), not memory processing,
-    and stays on the GPU in every placement.
+    and stays on the GPU in every placement. ``kernel_bytes``: the traffic of the HLS kernels
+    (``fpga/hls``) that would do this stage on the FPGA, by kernel name (topk_select counts one row
+    read per pass); the FPGA model times it at that kernel's derived bandwidth
+    (:mod:`mlx26.core.profile_memory.kernel_bw`), and the rest of ``bytes`` at the spec's.
     """
 
     flops: float = 0.0
@@ -37,9 +40,11 @@ class StageCost:
     in_bytes: float = 0.0
     out_bytes: float = 0.0
     pinned: bool = False  # the LM's own work: never offloaded to the FPGA
+    kernel_bytes: dict[str, float] = field(default_factory=dict)
 
     def add(self, flops: float = 0.0, bytes: float = 0.0, *, irregular: float = 0.0, launches: int = 0,
-            calls: int = 1, in_bytes: float = 0.0, out_bytes: float = 0.0, pinned: bool = False) -> None:
+            calls: int = 1, in_bytes: float = 0.0, out_bytes: float = 0.0, pinned: bool = False,
+            kernels: dict[str, float] | None = None) -> None:
         self.flops += flops
         self.bytes += bytes
         self.irregular += irregular
@@ -48,6 +53,8 @@ class StageCost:
         self.in_bytes += in_bytes
         self.out_bytes += out_bytes
         self.pinned = self.pinned or pinned
+        for name, traffic in (kernels or {}).items():
+            self.kernel_bytes[name] = self.kernel_bytes.get(name, 0.0) + traffic
 
     @property
     def intensity(self) -> float:

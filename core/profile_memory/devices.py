@@ -7,7 +7,12 @@ public, so :class:`DeviceSpec` is our reconstruction. A stage's modelled time on
     + launches · launch_s
 
 where ``launches`` is the number of GPU kernels (GPU/CPU) or of fused kernel calls (FPGA), and
-energy = time · active_w while busy, idle_w otherwise. Peaks and bandwidths of the built-ins are
+energy = time · active_w while busy, idle_w otherwise. On an FPGA spec with a kernel clock
+(``kernel_clock_hz`` > 0, the U55C's 300 MHz), the bytes an HLS kernel of ``fpga/hls`` moves
+(``StageCost.kernel_bytes``) are timed at that kernel's bandwidth derived from its ports
+(:mod:`mlx26.core.profile_memory.kernel_bw`: ports × width × clock, each port capped by one HBM
+pseudo-channel, ``mem_bw / hbm_channels``) instead of at ``mem_bw``; ``mem_bw`` (the datasheet's
+idealised figure) is left for the bytes no kernel moves. Peaks and bandwidths of the built-ins are
 datasheet numbers; idle power, launch latency and the efficiencies are ASSUMPTIONS, listed in
 ``source`` and printed with every modelled result. The "cpu" spec is measured at start
 (:mod:`mlx26.core.profile_memory.ceilings`). User specs: a JSON file (see :func:`load_specs`).
@@ -25,6 +30,7 @@ from typing import Any
 
 from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.costs import StageCost
+from mlx26.core.profile_memory.kernel_bw import KERNELS
 from mlx26.core.profile_memory.spec import DEVICES
 
 
@@ -43,6 +49,8 @@ class DeviceSpec:
     link_bw: float = 16e9  # PCIe to the peer device, bytes/s
     link_latency_s: float = 5e-6
     source: str = ""
+    kernel_clock_hz: float = 0.0  # FPGA: clock of the fpga/hls kernels; 0 = no kernel model, roofline only
+    hbm_channels: float = 0.0  # FPGA: HBM pseudo-channels (a port reaches one); 0 = no per-port cap
 
     @property
     def ridge(self) -> float:
@@ -52,11 +60,59 @@ class DeviceSpec:
         return "memory" if cost.intensity < self.ridge else "compute"
 
     def time(self, cost: StageCost) -> float:
-        dense = max(cost.bytes - cost.irregular, 0.0)
-        t_mem = dense / (self.mem_bw * self.bw_eff) + cost.irregular / (self.mem_bw * self.irregular_eff)
+        t_kernels, by_kernel_dense, by_kernel_irregular = self._kernel_time(cost)
+        dense = max(cost.bytes - cost.irregular - by_kernel_dense, 0.0)
+        irregular = max(cost.irregular - by_kernel_irregular, 0.0)
+        t_mem = t_kernels + dense / (self.mem_bw * self.bw_eff) + irregular / (self.mem_bw * self.irregular_eff)
         t_flop = cost.flops / (self.peak_flops * self.flop_eff)
         launches = cost.calls if self.kind == "fpga" else cost.launches
         return max(t_mem, t_flop) + launches * self.launch_s
+
+    def kernel_bw(self, name: str) -> float | None:
+        """Derived bandwidth (bytes/s) of an fpga/hls kernel on this spec; None without a kernel model."""
+        if self.kind != "fpga" or self.kernel_clock_hz <= 0 or name not in KERNELS:
+            return None
+        channel = self.mem_bw / self.hbm_channels if self.hbm_channels > 0 else 0.0
+        return KERNELS[name].bandwidth(self.kernel_clock_hz, channel, self.mem_bw)
+
+    def _kernel_time(self, cost: StageCost) -> tuple[float, float, float]:
+        """(seconds, dense bytes, irregular bytes) of the stage's traffic through modelled kernels."""
+        seconds = dense = irregular = 0.0
+        for name, traffic in cost.kernel_bytes.items():
+            bw = self.kernel_bw(name)
+            if bw is None:
+                continue  # no kernel model: these bytes stay on the roofline
+            streaming = KERNELS[name].access == "streaming"
+            seconds += traffic / (bw * (self.bw_eff if streaming else self.irregular_eff))
+            if streaming:
+                dense += traffic
+            else:
+                irregular += traffic
+        return seconds, dense, irregular
+
+    def kernel_table(self) -> list[dict[str, Any]]:
+        """Each fpga/hls kernel's ports, width, clock and derived GB/s (empty without a kernel model)."""
+        if self.kernel_bw("page_minmax") is None:
+            return []
+        channel = self.mem_bw / self.hbm_channels if self.hbm_channels > 0 else None
+        return [{"kernel": k.name, "ports": k.ports, "bytes_per_cycle_per_port": k.port_bytes,
+                 "clock_mhz": self.kernel_clock_hz / 1e6,
+                 "port_gb_s": k.port_bytes * self.kernel_clock_hz / 1e9,
+                 "channel_cap_gb_s": channel / 1e9 if channel else None,
+                 "derived_gb_s": self.kernel_bw(k.name) / 1e9, "access": k.access, "design": k.design}
+                for k in KERNELS.values()]
+
+    def bandwidth_summary(self) -> str:
+        """One line: the kernels' derived bandwidths, then the datasheet figure, each labelled."""
+        table = self.kernel_table()
+        datasheet = f"{self.mem_bw / 1e9:g} GB/s memory (spec figure, idealised: used for bytes no HLS kernel moves)"
+        if not table:
+            return f"{self.name}: {datasheet}; no HLS kernel model"
+        kernels = ", ".join(f"{row['kernel']} {row['derived_gb_s']:.4g} GB/s" for row in table)
+        cap = (f", each port capped at one HBM channel ({table[0]['channel_cap_gb_s']:.3g} GB/s)"
+               if table[0]["channel_cap_gb_s"] else "")
+        return (f"{self.name} HLS kernels, DERIVED from fpga/hls (ports × bytes/cycle × {table[0]['clock_mhz']:g} MHz"
+                f"{cap}): {kernels}; {datasheet}")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,10 +131,13 @@ BUILTIN: dict[str, DeviceSpec] = {
                           "ASSUMED: idle 50 W, 5 µs launch, efficiencies 0.7 / 0.8 / 0.15 irregular"),
         DeviceSpec("U55C", "fpga", peak_flops=1.08e12, mem_bw=460e9, active_w=60.0, idle_w=25.0,
                    launch_s=20e-6, flop_eff=0.8, bw_eff=0.8, irregular_eff=0.7, link_bw=12e9, link_latency_s=10e-6,
-                   source="AMD Alveo U55C: 460 GB/s HBM2, PCIe Gen3 x16 (~12 GB/s), 150 W max; FP32 peak "
-                          "derived as 9024 DSPs / 5 per multiply-add x 2 x 300 MHz = 1.08 TFLOP/s. ASSUMED: "
-                          "60 W active, 25 W idle, 20 µs per kernel call, efficiencies 0.8 / 0.8 / 0.7 irregular "
-                          "(burst dataflow kernels)"),
+                   kernel_clock_hz=300e6, hbm_channels=32,
+                   source="AMD Alveo U55C: 460 GB/s HBM2 in 32 pseudo-channels (datasheet, idealised), PCIe Gen3 "
+                          "x16 (~12 GB/s), 150 W max; FP32 peak derived as 9024 DSPs / 5 per multiply-add x 2 x "
+                          "300 MHz = 1.08 TFLOP/s; the fpga/hls kernels' bandwidth DERIVED from their ports at "
+                          "300 MHz (see the kernel line). ASSUMED: 300 MHz kernel clock (the platform's default, "
+                          "not a timing-closed build), 60 W active, 25 W idle, 20 µs per kernel call, efficiencies "
+                          "0.8 / 0.8 / 0.7 irregular (burst dataflow kernels)"),
     )
 }
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.costs import topk_ops
+from mlx26.core.profile_memory.kernel_bw import topk_traffic
 
 SEGMENT = 256
 
@@ -47,6 +48,11 @@ def recall(bank: Any, scores: Any, k: int, ops: Any) -> tuple[Any, Any]:
     weights = torch.softmax(scores[idx], dim=0)
     chosen = ops.gather(bank[None], idx[None])[0].to(bank.device)
     return weights @ chosen, idx
+
+
+def retrieval_kernels(n_segments: int, k: int, d: int, itemsize: int) -> dict[str, float]:
+    """Traffic of the HLS kernels in recall: top-k over the scores, gather of k bank rows (read + write)."""
+    return {"topk_select": topk_traffic(1, n_segments, k, itemsize), "gather_rows": 2.0 * itemsize * k * d}
 
 
 def hmt_costs(n_segments: int, k: int, d: int, itemsize: int) -> dict[str, tuple[float, float, float]]:

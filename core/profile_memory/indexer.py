@@ -21,6 +21,7 @@ from typing import Any
 from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.clock import LapClock
 from mlx26.core.profile_memory.costs import CostBook, topk_ops
+from mlx26.core.profile_memory.kernel_bw import topk_traffic
 
 INDEX_DIM = 32
 INDEX_HEADS = 4
@@ -99,7 +100,8 @@ class IndexerPipeline:
             k_sel, v_sel = k_sel.repeat_interleave(H // Hkv, 0), v_sel.repeat_interleave(H // Hkv, 0)
         moved = 2 * 2 * size * Hkv * k * D
         costs["retrieval"].add(topk_ops(n, k), size * n + 8 * k + moved, irregular=moved + size * n, launches=3,
-                               in_bytes=size * (n + 2 * Hkv * n * D), out_bytes=2 * size * Hkv * k * D)
+                               in_bytes=size * (n + 2 * Hkv * n * D), out_bytes=2 * size * Hkv * k * D,
+                               kernels={"topk_select": topk_traffic(1, n, k, size), "gather_rows": moved})
         clock.lap("retrieval")
         out = dense_attention(q, k_sel, v_sel)
         costs["apply"].add(H * k * (4 * D + 5), size * H * D * (2 * k + 2), launches=4,

@@ -92,6 +92,7 @@ def plan(costs: dict[str, StageCost], gpu: DeviceSpec, fpga: DeviceSpec, placeme
         "gpu_only_j": base["energy_j"], "hetero_j": het["energy_j"], "energy_ratio": energy_ratio,
         "transfer_s": het["transfer_s"], "fpga_busy_s": het["fpga_busy_s"], "gpu_busy_s": het["gpu_busy_s"],
         "paper_speedup_range": list(PAPER_SPEEDUP), "paper_energy_ratio_range": list(PAPER_ENERGY),
+        "fpga_kernels": fpga.kernel_table(),
         "assumptions": assumptions(gpu, fpga, overlap),
     }
 
@@ -100,7 +101,10 @@ def assumptions(gpu: DeviceSpec, fpga: DeviceSpec, overlap: bool) -> list[str]:
     return [
         f"GPU spec: {gpu.source or gpu.name}",
         f"FPGA spec: {fpga.source or fpga.name}",
-        "time per stage = max(flops/(peak·eff), bytes/(bw·eff)) + launches × launch latency (roofline)",
+        f"FPGA bandwidth: {fpga.bandwidth_summary()}",
+        "time per stage = max(flops/(peak·eff), bytes/(bw·eff)) + launches × launch latency (roofline); on the FPGA "
+        "the bytes of a stage an HLS kernel does (Quest prepare/relevancy, every retrieval's top-k and gather) move "
+        "at that kernel's derived bandwidth × eff, the other stages' at the spec's memory bandwidth × eff",
         "GPU launches = kernels of our torch implementation per stage; FPGA = one fused kernel call per stage call",
         "FPGA takes one contiguous run of prepare→relevancy→retrieval→apply; the model's other layers stay on GPU",
         f"PCIe: in-bytes of the run's first stage + out-bytes of its last at {fpga.link_bw / 1e9:g} GB/s, "

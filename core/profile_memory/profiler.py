@@ -25,6 +25,7 @@ from typing import Any
 from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.clock import LapClock
 from mlx26.core.profile_memory.costs import MEMORY_STAGES, STAGES, CostBook
+from mlx26.core.profile_memory.kernel_bw import topk_traffic
 from mlx26.core.profile_memory.spec import DEVICES, PIPELINES
 
 OFFLOADED = {  # stages whose kernels run through FpgaOps with --device fpga
@@ -230,7 +231,8 @@ def _run_rag(opts: ProfileOptions, model: Any, ops: Any, ids: Any, clock: LapClo
               "retrieval": (size * n_chunks + 8.0 * n_chunks * rag.CHUNK, 8.0 * prompt.shape[0])}
     for stage, (f, b, irr) in model_costs.items():
         costs[stage].add(f, b, irregular=irr, launches={"prepare": 3, "relevancy": 3, "retrieval": 3}[stage],
-                         in_bytes=in_out[stage][0], out_bytes=in_out[stage][1])
+                         in_bytes=in_out[stage][0], out_bytes=in_out[stage][1],
+                         kernels={"topk_select": topk_traffic(1, n_chunks, k, size)} if stage == "retrieval" else None)
     if clamped:
         warn(f"Warning: --budget {opts.budget} asks for more chunks than the store has; k clamped to {k}.")
     anchor_ids, anchor = rag.exact_search(index.cpu().numpy(), query.cpu().numpy(), k)
@@ -278,7 +280,8 @@ def _run_memory(opts: ProfileOptions, model: Any, ops: Any, ids: Any, clock: Lap
     for stage, (f, b, irr) in hmt.hmt_costs(n_seg, k, d, size).items():
         costs[stage].add(f, b, irregular=irr, launches=4,
                          in_bytes=size * (n_seg * d + d) if stage == "relevancy" else size * n_seg,
-                         out_bytes=size * n_seg if stage == "relevancy" else size * d)
+                         out_bytes=size * n_seg if stage == "relevancy" else size * d,
+                         kernels=hmt.retrieval_kernels(n_seg, k, d, size) if stage == "retrieval" else None)
     if clamped:
         warn(f"Warning: --budget {opts.budget} asks for more segments than memory holds; k clamped to {k}.")
     return end_to_end, {"segments": n_seg, "k": k}

@@ -21,6 +21,7 @@ from typing import Any
 from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.clock import LapClock
 from mlx26.core.profile_memory.costs import CostBook, topk_ops
+from mlx26.core.profile_memory.kernel_bw import topk_traffic
 
 PAGE = 16
 
@@ -112,9 +113,9 @@ class QuestPipeline:
             self.kmax.append(kmax)
         size = r.itemsize
         pages = -(-n // self.page)
-        costs["prepare"].add(2.0 * r.n_kv * n * r.head_dim * len(r.layers),
-                             size * r.n_kv * r.head_dim * (n + 2 * pages) * len(r.layers),
-                             launches=2 * len(r.layers), calls=len(r.layers))
+        moved = size * r.n_kv * r.head_dim * (n + 2 * pages) * len(r.layers)
+        costs["prepare"].add(2.0 * r.n_kv * n * r.head_dim * len(r.layers), moved,
+                             launches=2 * len(r.layers), calls=len(r.layers), kernels={"page_minmax": moved})
         clock.lap("prepare")
 
     def attend(self, i: int, q: Any, k_new: Any, v_new: Any, pos: int, h: Any, clock: LapClock,
@@ -133,7 +134,8 @@ class QuestPipeline:
         self.kmax[i][:, p_last] = hi[:, 0].to(r.device)
         in_page = n - p_last * page
         costs["prepare"].add(2.0 * Hkv * in_page * D, size * Hkv * D * (2 + in_page + 2), launches=4,
-                             in_bytes=size * (H + 2 * Hkv) * D, out_bytes=size * 4 * Hkv * D)
+                             in_bytes=size * (H + 2 * Hkv) * D, out_bytes=size * 4 * Hkv * D,
+                             kernels={"page_minmax": size * Hkv * D * (in_page + 2)})
         clock.lap("prepare")
         # Relevancy: bound of each full page's max q·k.
         n_pages = -(-n // page)
@@ -145,8 +147,10 @@ class QuestPipeline:
             kmin, kmax = kmin.repeat_interleave(rep, 0), kmax.repeat_interleave(rep, 0)
             keys, vals = keys.repeat_interleave(rep, 0), vals.repeat_interleave(rep, 0)
         scores = self.ops.page_score(q, kmin, kmax)
-        costs["relevancy"].add(4.0 * H * n_full * D, size * (2 * H * n_full * D + H * D + H * n_full), launches=3,
-                               in_bytes=size * (2 * Hkv * n_full * D + H * D), out_bytes=size * H * n_full)
+        scored = size * (2 * H * n_full * D + H * D + H * n_full)
+        costs["relevancy"].add(4.0 * H * n_full * D, scored, launches=3,
+                               in_bytes=size * (2 * Hkv * n_full * D + H * D), out_bytes=size * H * n_full,
+                               kernels={"page_score": scored})
         clock.lap("relevancy")
         # Retrieval: top-(k-1) pages + the last page; gather their keys and values.
         k, clamped = pages_for_budget(self.budget, n, page)
@@ -158,7 +162,8 @@ class QuestPipeline:
         moved = 2 * 2 * size * H * n_sel * D
         costs["retrieval"].add(H * topk_ops(n_full, k), size * H * n_full + 8 * H * n_sel + moved,
                                irregular=moved + size * H * n_full, launches=5,
-                               in_bytes=size * (H * n_full + 2 * Hkv * n * D), out_bytes=2 * size * H * n_sel * D)
+                               in_bytes=size * (H * n_full + 2 * Hkv * n * D), out_bytes=2 * size * H * n_sel * D,
+                               kernels={"topk_select": topk_traffic(H, n_full, min(k - 1, n_full), size), "gather_rows": moved})
         clock.lap("retrieval")
         # Apply: attention over the selected tokens.
         out = dense_attention(q, k_sel, v_sel)

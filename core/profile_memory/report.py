@@ -58,6 +58,10 @@ def records(opts: ProfileOptions, result: dict[str, Any], measured: DeviceSpec, 
         "overlap": overlap, "on_fpga": p["on_fpga"], "speedup": p["speedup"], "energy_ratio": p["energy_ratio"],
         "gpu_only_s": p["gpu_only_s"], "hetero_s": p["hetero_s"],
         "paper_speedup": "1.04–2.2×", "paper_energy_ratio": "1.11–4.7×",
+        "fpga_kernel_gb_s": {row["kernel"]: row["derived_gb_s"] for row in p["fpga_kernels"]},
+        "fpga_kernel_gb_s_basis": "DERIVED from the fpga/hls kernels: ports × bytes/cycle × kernel clock, each port "
+                                  "capped by one HBM channel" if p["fpga_kernels"] else "no HLS kernel model in the spec",
+        "fpga_datasheet_mem_gb_s": specs["fpga"].mem_bw / 1e9,
         **result["info"],
     }
     rows.append(total)

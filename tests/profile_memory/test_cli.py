@@ -49,6 +49,10 @@ def test_all_pipelines_and_fpga_emu(run_cli):
     assert all("NOT an FPGA time" in r["time_kind"] for r in quest_fpga)
     assert all(r["modelled_U55C_s"] > 0 for r in quest_fpga)
     assert totals["rag"]["topk_matches_anchor"] is True
+    quest = totals["quest"]
+    assert quest["fpga_kernel_gb_s"] == pytest.approx({"page_minmax": 14.375, "page_score": 28.75,
+                                                       "topk_select": 1.2, "gather_rows": 28.75})
+    assert quest["fpga_datasheet_mem_gb_s"] == 460 and "DERIVED" in quest["fpga_kernel_gb_s_basis"]
 
 
 def test_table_is_compact(run_cli):

@@ -51,6 +51,85 @@ def test_stage_times_sum_to_end_to_end(profiled):
         assert 0 < result["memory_share"] < 1
 
 
+def test_kernel_bandwidth_is_derived_from_ports_width_and_clock():
+    """U55C: 64 B/cycle × 300 MHz = 19.2 GB/s per 512-bit port, capped by one HBM pseudo-channel (460/32 GB/s),
+    times the ports that stream together; topk_select's chain takes 4 B/cycle. The datasheet 460 GB/s stays on
+    the spec, labelled idealised, and GPUs have no kernel model."""
+    from dataclasses import replace
+
+    u55c = BUILTIN["U55C"]
+    channel = 460e9 / 32
+    assert u55c.mem_bw == 460e9 and u55c.kernel_clock_hz == 300e6
+    assert u55c.kernel_bw("page_minmax") == pytest.approx(channel)
+    assert u55c.kernel_bw("page_score") == pytest.approx(2 * channel)
+    assert u55c.kernel_bw("gather_rows") == pytest.approx(2 * channel)
+    assert u55c.kernel_bw("topk_select") == pytest.approx(4 * 300e6)
+    uncapped = replace(u55c, hbm_channels=0)
+    assert [uncapped.kernel_bw(k) / 1e9 for k in ("page_minmax", "page_score", "topk_select", "gather_rows")] == \
+        pytest.approx([19.2, 38.4, 1.2, 38.4])
+    narrow = replace(u55c, hbm_channels=0, mem_bw=30e9)  # HBM slower than two ports: the HBM caps the kernel
+    assert narrow.kernel_bw("page_score") == pytest.approx(30e9)
+    summary = u55c.bandwidth_summary()
+    assert "DERIVED" in summary and "page_score 28.75 GB/s" in summary and "460 GB/s" in summary
+    assert "idealised" in summary and "idealised" in u55c.source
+    table = {row["kernel"]: row for row in u55c.kernel_table()}
+    assert table["page_minmax"]["port_gb_s"] == pytest.approx(19.2) and table["gather_rows"]["ports"] == 2
+    assert BUILTIN["MI210"].kernel_bw("page_score") is None and BUILTIN["MI210"].kernel_table() == []
+    assert replace(u55c, kernel_clock_hz=0).kernel_bw("page_score") is None  # a spec without a kernel model
+
+
+def test_kernel_table_matches_the_hls_sources():
+    """Ports of 64 B are 512-bit beat_t pointers in the kernel's signature; the 4-byte port is a plain pointer;
+    the chain length and lane count agree with hls_shim.h."""
+    import re
+    from pathlib import Path
+
+    import mlx26.fpga
+    from mlx26.core.profile_memory.kernel_bw import KERNELS
+    from mlx26.fpga import emu
+
+    hls = Path(mlx26.fpga.__file__).resolve().parent / "hls"
+    for src in hls.glob("*.cpp"):
+        name, params = re.search(r'extern "C" int (\w+)\(([^)]*)\)', src.read_text()).groups()
+        wide = len(re.findall(r"beat_t\*", params))
+        spec = KERNELS[name]
+        if spec.port_bytes == 64:
+            assert wide >= spec.ports, name
+        else:
+            assert wide == 0 and spec.port_bytes == 4, name
+    shim = (hls / "hls_shim.h").read_text()
+    assert int(re.search(r"#define \w+_TOPK_CELLS (\d+)", shim).group(1)) == emu.TOPK_CELLS
+    assert int(re.search(r"#define \w+_LANES (\d+)", shim).group(1)) == emu.LANES == 64 // 4
+    assert set(KERNELS) == {p.stem for p in hls.glob("*.cpp")}
+
+
+def test_fpga_stage_time_uses_the_kernel_bandwidth():
+    u55c = BUILTIN["U55C"]
+    plain = StageCost(bytes=1e9, calls=1)
+    through_kernel = StageCost(bytes=1e9, calls=1, kernel_bytes={"page_minmax": 1e9})
+    assert u55c.time(plain) == pytest.approx(1e9 / (460e9 * 0.8) + 20e-6)  # datasheet roofline
+    assert u55c.time(through_kernel) == pytest.approx(1e9 / (460e9 / 32 * 0.8) + 20e-6)
+    gather = StageCost(bytes=1e9, irregular=1e9, calls=1, kernel_bytes={"gather_rows": 1e9})
+    assert u55c.time(gather) == pytest.approx(1e9 / (2 * 460e9 / 32 * 0.7) + 20e-6)
+    # two passes of the 512-cell chain read the row twice
+    from mlx26.core.profile_memory.kernel_bw import topk_passes, topk_traffic
+
+    assert topk_passes(512) == 1 and topk_passes(513) == 2 and topk_traffic(3, 100, 1024) == 3 * 100 * 4 * 2
+    assert BUILTIN["MI210"].time(through_kernel) == BUILTIN["MI210"].time(plain)  # GPUs ignore the kernel table
+
+
+def test_profiled_stages_name_their_kernels(profiled):
+    quest = profiled["quest"]["costs"]
+    assert set(quest["prepare"].kernel_bytes) == {"page_minmax"}
+    assert set(quest["relevancy"].kernel_bytes) == {"page_score"}
+    assert set(quest["retrieval"].kernel_bytes) == {"topk_select", "gather_rows"}
+    assert quest["relevancy"].kernel_bytes["page_score"] == quest["relevancy"].bytes
+    assert quest["apply"].kernel_bytes == {}  # no HLS kernel: the datasheet roofline
+    assert set(profiled["rag"]["costs"]["retrieval"].kernel_bytes) == {"topk_select"}
+    assert set(profiled["memory"]["costs"]["retrieval"].kernel_bytes) == {"topk_select", "gather_rows"}
+    assert profiled["indexer"]["costs"]["relevancy"].kernel_bytes == {}
+
+
 def test_roofline_time_formula():
     spec = DeviceSpec("x", "gpu", peak_flops=1e12, mem_bw=1e11, active_w=1, idle_w=0, launch_s=1e-6,
                       flop_eff=0.5, bw_eff=0.5, irregular_eff=0.25)
@@ -103,6 +182,9 @@ def test_spec_file_round_trip(tmp_path):
     path.write_text(json.dumps({"gpu": "A100", "fpga": {"base": "U55C", "active_w": 75}}))
     specs = load_specs(str(path))
     assert specs["gpu"] is BUILTIN["A100"] and specs["fpga"].active_w == 75 and specs["fpga"].mem_bw == 460e9
+    assert specs["fpga"].kernel_clock_hz == 300e6  # the base's kernel model comes along
+    path.write_text(json.dumps({"fpga": {"base": "U55C", "kernel_clock_hz": 250e6, "hbm_channels": 0}}))
+    assert load_specs(str(path))["fpga"].kernel_bw("page_minmax") == pytest.approx(64 * 250e6)
     full = dict(BUILTIN["U55C"].to_dict(), name="mine")
     path.write_text(json.dumps({"fpga": full}))
     assert load_specs(str(path))["fpga"].name == "mine"
@@ -223,7 +305,6 @@ def _fake_pyxrt(monkeypatch, state="done", code=None):
 
         def __call__(self, *args):
             import ctypes
-
             import shutil
 
             from mlx26.fpga import emu
