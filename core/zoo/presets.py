@@ -11,6 +11,9 @@ Our own choice of sizes (no paper reconstructed):
   ``tiny-llama-draft`` (d64, 2 layers; :mod:`.upcycle`: experts start as jittered copies of its MLP) and
   trained on until it matches its source's held-out bits/byte (shipped: 500 steps): the shared
   structure real upcycled MoEs (Qwen1.5-MoE) have and ``tiny-moe`` lacks.
+* ``tiny-moe-fine`` — Mixtral, **32 fine-grained experts** of width 24 (≤ d/2), top-8, fine-grained-upcycled
+  from ``tiny-llama-draft`` (its MLP cut into 8 segments, 4 copies of each; :mod:`.upcycle`) and trained on
+  like ``tiny-moe-upcycled``: the many-small-experts layout of DeepSeekMoE / Qwen1.5-MoE.
 * ``micro-llama`` / ``micro-moe`` — seconds-to-train models for tests and the smoke recipe.
 
 Each preset also fixes its training defaults (context, batch, learning rate, minutes,
@@ -42,6 +45,7 @@ class Preset:
     extra_config: dict[str, Any] = field(default_factory=dict)
     upcycle_from: str | None = None  # a shipped dense zoo model whose MLPs become the experts (sparse upcycling)
     upcycle_noise: float = 0.0  # relative jitter of each expert copy
+    upcycle_segments: int = 1  # > 1: fine-grained upcycling (each expert a copy of one MLP segment)
 
 
 PRESETS: dict[str, Preset] = {
@@ -70,6 +74,14 @@ PRESETS: dict[str, Preset] = {
                "Mixtral, d64 × 2 layers, 8 experts top-2, sparse-upcycled from tiny-llama-draft, trained on stdlib code",
                shipped=True, minutes=3.0, lr=3e-3, batch_size=8, context=128, upcycle_from="tiny-llama-draft",
                upcycle_noise=0.01),
+        Preset("tiny-moe-fine", "mixtral",
+               dict(hidden_size=64, intermediate_size=24, num_hidden_layers=2, num_attention_heads=2,
+                    num_key_value_heads=2, max_position_embeddings=1024, num_local_experts=32,
+                    num_experts_per_tok=8, router_aux_loss_coef=0.01),
+               "Mixtral, d64 × 2 layers, 32 fine-grained experts (width 24) top-8, upcycled from tiny-llama-draft's "
+               "MLP segments, trained on stdlib code",
+               shipped=True, minutes=3.0, lr=3e-3, batch_size=8, context=128, upcycle_from="tiny-llama-draft",
+               upcycle_noise=0.01, upcycle_segments=8),
         Preset("tiny-llama-long", "llama",
                dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
                     num_key_value_heads=8, head_dim=64, max_position_embeddings=32768),
@@ -127,7 +139,8 @@ def _upcycled(preset: Preset, config: Any, seed: int) -> Any:
 
     a = preset.arch
     model = upcycle(load_model(preset.upcycle_from), a["num_local_experts"], a["num_experts_per_tok"],
-                    noise=preset.upcycle_noise, seed=seed, router_aux_loss_coef=a.get("router_aux_loss_coef", 0.01))
+                    noise=preset.upcycle_noise, seed=seed, router_aux_loss_coef=a.get("router_aux_loss_coef", 0.01),
+                    segments=preset.upcycle_segments)
     for key in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads"):
         if getattr(model.config, key) != getattr(config, key):
             raise RunFailure(f"preset {preset.name}: {key} {getattr(config, key)} does not match its source "

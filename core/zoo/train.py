@@ -439,7 +439,11 @@ def _manifest(opts: TrainOptions, r: Resolved, model: Any, tokenizer: Any, used:
                       "vocab_size": len(tokenizer), "hash": tok_hash},
         "corpora": used, "eval": ev,
         **({"upcycled_from": {"model": r.preset.upcycle_from, "noise": r.preset.upcycle_noise,
-                              "method": "sparse upcycling (experts = jittered copies of the dense MLP)"}}
+                              **({"segments": r.preset.upcycle_segments,
+                                  "method": f"fine-grained upcycling (expert e = jittered copy of MLP segment e mod "
+                                            f"{r.preset.upcycle_segments}, down_proj × {r.preset.upcycle_segments})"}
+                                 if r.preset.upcycle_segments > 1 else
+                                 {"method": "sparse upcycling (experts = jittered copies of the dense MLP)"})}}
            if r.preset.upcycle_from else {}),
         "training": {"command": opts.command, "seed": opts.seed, "steps": steps,
                      "tokens_seen": steps * r.batch_size * r.context, "batch_size": r.batch_size,
