@@ -16,6 +16,8 @@ In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; s
 1b. tiny-moe-upcycled (zoo: sparse-upcycled from tiny-llama-draft, then trained; its experts share structure
    the way real upcycled MoEs do): the same equal-memory comparison (RTN, LQER r=R, TileQ P=Q=1 and searched
    at LQER's memory), with the experts' spread (mean ‖W_e − W̄‖/‖W̄‖) and paired Δln ppl vs LQER.
+1c. tiny-moe-fine (zoo: 32 fine-grained experts of width 24, top-8, upcycled from tiny-llama-draft's MLP
+   segments, then trained): the same comparison, with RTN groups of 8 (64 does not divide the width 24).
 2. SYNTHETIC layers (E=8, 256×128, 4 outlier input channels ×20, upcycled experts W0 + ε·Δ_e):
    the same two comparisons for ε ∈ {0, 0.01, 1}.
 3. Latency of one experts forward (the "tileq" forward = single pass, or the loop below T·k = E; the single
@@ -46,6 +48,7 @@ from _results import record
 from mlx26.core.quantize_moe.evaluate import chunks_ppl as _ppl  # pooled perplexity of chunked NLLs
 from mlx26.core.quantize_moe.evaluate import paired_delta as _paired  # paired Δln ppl ± its standard error
 
+FINE = "tiny-moe-fine"
 _TINY_KEYS = {"fp": "fp", "rtn": "rtn", "rtn+lqer": "lqer", "rtn+tileq(P=Q=1)": "tileq_pq1",
               "rtn+tileq(P=Q=2,act)": "tileq_pq2_act", "rtn+tileq(search)": "tileq_search",
               "tileq(P=Q=1) at LQER's error": "equal_error_shared_rank",
@@ -58,7 +61,7 @@ def _figures(rows: list[dict]) -> dict:
     for row in rows:
         if row["section"] == "upcycled":
             key = "fp" if row["method"] == "fp" else f"{row['bits']}bit"
-            target = out.setdefault("upcycled", {})
+            target = out.setdefault("fine" if row["model"] == FINE else "upcycled", {})
             if key == "fp":
                 target["fp"] = row
             else:
@@ -147,7 +150,8 @@ def tiny_moe(bits_list: list[int], R: int, eval_bytes: int) -> list[dict]:
     return rows
 
 
-def upcycled(bits_list: list[int], R: int, eval_bytes: int, model: str = "tiny-moe-upcycled") -> list[dict]:  # noqa: E501
+def upcycled(bits_list: list[int], R: int, eval_bytes: int, model: str = "tiny-moe-upcycled",
+             group_size: int = 64) -> list[dict]:
     """The equal-memory comparison on the zoo's sparse-upcycled MoE, with the experts' spread."""
     from mlx26.core.quantize_moe import pipeline, run
 
@@ -163,14 +167,17 @@ def upcycled(bits_list: list[int], R: int, eval_bytes: int, model: str = "tiny-m
              "eval_tokens": sum(c for _, c in fp), "expert_spread": sum(spread) / len(spread),
              "expert_spread_per_projection": spread}]
     for bits in bits_list:
-        configs = {"rtn": pipeline.Config(bits=bits, lowrank="none", rank=R),
-                   "lqer": pipeline.Config(bits=bits, lowrank="lqer", rank=R),
-                   "tileq_pq1": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, rows=1, cols=1),
-                   "tileq_search": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R)}
+        g = group_size
+        configs = {"rtn": pipeline.Config(bits=bits, lowrank="none", rank=R, group_size=g),
+                   "lqer": pipeline.Config(bits=bits, lowrank="lqer", rank=R, group_size=g),
+                   "tileq_pq1": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, rows=1, cols=1,
+                                                group_size=g),
+                   "tileq_search": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, group_size=g)}
         out, nll = {}, {}
         for name, cfg in configs.items():
             recs, nll[name] = _trial(trials, cfg)
-            out[name] = {"section": "upcycled", "model": model, "bits": bits, "method": name, "ppl": _ppl(nll[name]),
+            out[name] = {"section": "upcycled", "model": model, "bits": bits, "group_size": g, "method": name,
+                         "ppl": _ppl(nll[name]),
                          "err": _rms([r["err_lowrank"] for r in recs]),
                          "extra_bytes": sum(r["extra_bytes"] for r in recs),
                          "ranks": sorted({r["rank"] for r in recs}),
@@ -468,6 +475,8 @@ def main() -> None:
         rows += tiny_moe(args.bits or [2, 3], args.lqer_rank, args.eval_bytes)
     if args.only in (None, "upcycled"):
         rows += upcycled(args.bits or [2, 3], args.lqer_rank, args.eval_bytes)
+        # group 8: the largest RTN group dividing both of its input dimensions (64 and the experts' width 24)
+        rows += upcycled(args.bits or [2, 3], args.lqer_rank, args.eval_bytes, model=FINE, group_size=8)
     if args.only in (None, "synthetic"):
         rows += synthetic(args.lqer_rank)
     if args.only in (None, "latency"):
@@ -480,6 +489,9 @@ def main() -> None:
                                 "seconds": header["seconds"]},
                data=[{"name": "tiny-moe", "source": "zoo tiny-moe (1.8 M parameters, trained locally on stdlib code; "
                       "calibration: first 16 KB of its train split, perplexity on its whole held-out split)"},
+                     {"name": "tiny-moe-upcycled / tiny-moe-fine", "source": "zoo models upcycled from tiny-llama-draft "
+                      "(8 experts top-2; 32 fine-grained experts top-8) and trained locally on stdlib code; same "
+                      "calibration and held-out text"},
                      {"name": "synthetic", "source": "generated MoE layers (E=8, 256x128, 4 outlier channels x20, "
                       "upcycled experts W0 + eps*D_e, seed 0) and random routing for the latency rows"}])
     if args.json:

@@ -25,7 +25,7 @@ from mlx26.cli._io import (
     resolve_output_format,
 )
 from mlx26.cli._plot import ForcePlotOpt, ProfilePlotOpt, check_plot, wrote
-from mlx26.core.profile_memory.spec import DEVICES, FPGA_BACKENDS, PLACEMENTS
+from mlx26.core.profile_memory.spec import DEVICES, DTYPES, FPGA_BACKENDS, PLACEMENTS
 from mlx26.core.profile_memory.spec import PIPELINES as CORE_PIPELINES
 
 PIPELINES = (*CORE_PIPELINES, "all")
@@ -44,6 +44,8 @@ def profile_memory(
                                        metavar="MODEL")] = "tiny-llama-long",
     context: Annotated[int, typer.Option("--context", help="Context tokens (seeded random ids).", metavar="N")] = 2048,
     decode_steps: Annotated[int, typer.Option("--decode-steps", help="Decode steps timed.", metavar="N")] = 8,
+    dtype: Annotated[str, typer.Option("--dtype", help="fp32 | bf16: weights, activations and KV cache (bf16: "
+                                       "cpu/gpu only; the HLS kernels are float32).", metavar="TEXT")] = "fp32",
     budget: Annotated[int, typer.Option("--budget", help="Tokens kept by the retrieval (pages/chunks/segments × "
                                         "their size).", metavar="N")] = 512,
     specs: Annotated[str | None, typer.Option("--specs", help='JSON {"gpu": NAME|{...}, "fpga": NAME|{...}}; '
@@ -79,6 +81,7 @@ def profile_memory(
       mlx26 profile-memory --pipeline rag --model tiny-llama --context 1000 --decode-steps 2 --format json -q
       mlx26 profile-memory --device fpga --model tiny-llama --context 256 --decode-steps 2 --budget 64 -q
       mlx26 profile-memory --model tiny-llama --context 256 --decode-steps 2 --budget 64 --trace run.json --force -q
+      mlx26 profile-memory --model tiny-llama --context 256 --decode-steps 2 --budget 64 --dtype bf16 -q
     """
     if pipeline not in PIPELINES:
         raise unknown_name("pipeline", pipeline, PIPELINES)
@@ -88,6 +91,8 @@ def profile_memory(
         raise unknown_name("fpga backend", fpga_backend, FPGA_BACKENDS)
     if placement not in PLACEMENTS:
         raise unknown_name("placement", placement, PLACEMENTS)
+    if dtype not in DTYPES:
+        raise unknown_name("dtype", dtype, DTYPES)
     check_output(output, force)
     check_plot(plot, force)
     if trace is not None:
@@ -99,7 +104,8 @@ def profile_memory(
 
     names = list(CORE_PIPELINES) if pipeline == "all" else [pipeline]
     options = [ProfileOptions(pipeline=p, device=device, fpga_backend=fpga_backend, xclbin=xclbin, model=model,
-                              context=context, decode_steps=decode_steps, budget=budget, seed=seed) for p in names]
+                              context=context, decode_steps=decode_steps, budget=budget, seed=seed,
+                              dtype=dtype) for p in names]
     for opts in options:
         validate(opts)
     spec_map = load_specs(specs)
@@ -166,7 +172,7 @@ def _run(options, spec_map, ops, placement: str, overlap: bool, quiet: bool, tra
         net = load_model(first.model)
     check_positions(first, int(getattr(net.config, "max_position_embeddings", 0) or 0))
     target = "cuda" if first.device == "gpu" else "cpu"
-    net = net.to(target)
+    net = net.to(target, dtype=torch.bfloat16 if first.dtype == "bf16" else torch.float32)
     with spinner(f"profile-memory: measuring the {target} ceilings (GEMM, copy)…", quiet=quiet):
         ceil = ceilings.measure(target)
     measured = measured_spec(ceil["gemm_flops"], ceil["copy_bw"], threads, "gpu" if target == "cuda" else "cpu")

@@ -26,7 +26,7 @@ from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.clock import LapClock
 from mlx26.core.profile_memory.costs import MEMORY_STAGES, STAGES, CostBook
 from mlx26.core.profile_memory.kernel_bw import topk_traffic
-from mlx26.core.profile_memory.spec import DEVICES, PIPELINES
+from mlx26.core.profile_memory.spec import DEVICES, DTYPES, PIPELINES
 
 OFFLOADED = {  # stages whose kernels run through FpgaOps with --device fpga
     "quest": ("prepare", "relevancy", "retrieval"),
@@ -48,6 +48,7 @@ class ProfileOptions:
     decode_steps: int = 8
     budget: int = 512
     seed: int = 0
+    dtype: str = "fp32"
 
 
 def validate(opts: ProfileOptions) -> None:
@@ -56,6 +57,11 @@ def validate(opts: ProfileOptions) -> None:
         raise InputError(f"Unknown pipeline '{opts.pipeline}'.", "choose one of: " + ", ".join(PIPELINES) + ", all")
     if opts.device not in DEVICES:
         raise InputError(f"Unknown device '{opts.device}'.", "choose one of: " + ", ".join(DEVICES))
+    if opts.dtype not in DTYPES:
+        raise InputError(f"Unknown dtype '{opts.dtype}'.", "choose one of: " + ", ".join(DTYPES))
+    if opts.device == "fpga" and opts.dtype != "fp32":
+        raise InputError("--device fpga runs the HLS kernels of fpga/hls, which are float32.",
+                         "use --dtype fp32 with --device fpga (bf16 runs on --device cpu or gpu)")
     if opts.budget <= 0:
         raise InputError(f"--budget must be a positive number of tokens, got {opts.budget}.")
     if opts.context < 64:

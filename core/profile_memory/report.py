@@ -49,7 +49,7 @@ def records(opts: ProfileOptions, result: dict[str, Any], measured: DeviceSpec, 
     p = plan(costs.stages, specs["gpu"], specs["fpga"], placement, overlap)
     total = {
         "pipeline": opts.pipeline, "stage": "total", "device": opts.device, "model": model_name,
-        "context": opts.context, "decode_steps": steps, "budget": opts.budget, "seed": opts.seed,
+        "context": opts.context, "decode_steps": steps, "budget": opts.budget, "seed": opts.seed, "dtype": opts.dtype,
         "time_s": e2e, "stage_sum_s": result["stage_sum_s"],
         "sum_vs_end_to_end": result["stage_sum_s"] / e2e - 1.0 if e2e > 0 else 0.0,
         "memory_share": result["memory_share"],

@@ -8,3 +8,5 @@ PIPELINES = ("quest", "indexer", "rag", "memory")  # the CLI adds "all" (every o
 DEVICES = ("cpu", "gpu", "fpga")
 FPGA_BACKENDS = ("emu", "xrt")
 PLACEMENTS = ("auto", "gpu", "hetero")
+# Weights, activations and the KV cache in this precision (the stage byte counts follow its itemsize).
+DTYPES = ("fp32", "bf16")

@@ -55,6 +55,17 @@ def test_all_pipelines_and_fpga_emu(run_cli):
     assert quest["fpga_datasheet_mem_gb_s"] == 460 and "DERIVED" in quest["fpga_kernel_gb_s_basis"]
 
 
+def test_bf16_halves_the_bytes_of_the_float_stages(run_cli):
+    fp32, bf16 = (_rows(run_cli("profile-memory", *SMALL, "--dtype", d, "--format", "jsonl")) for d in ("fp32", "bf16"))
+    assert fp32[-1]["dtype"] == "fp32" and bf16[-1]["dtype"] == "bf16"
+    for a, b in zip(fp32[1:-1], bf16[1:-1], strict=True):
+        assert a["stage"] == b["stage"]
+        if a["stage"] in ("prepare", "relevancy", "apply", "other"):  # all float traffic: exactly half
+            assert b["bytes"] == pytest.approx(a["bytes"] / 2, rel=1e-12)
+        else:  # retrieval also moves int64 indices, whose size does not change
+            assert a["bytes"] / 2 < b["bytes"] < a["bytes"]
+
+
 def test_table_is_compact(run_cli):
     result = run_cli("profile-memory", *SMALL, "-q", "--format", "table")
     assert result.code == 0
@@ -94,6 +105,8 @@ def test_specs_file_changes_the_model(run_cli, tmp_path):
     (["--pipeline", "all"], 2, "at least 2 segments"),
     (["--decode-steps", "0"], 2, "--decode-steps"),
     (["--specs", "/no/such.json"], 2, "spec file not found"),
+    (["--dtype", "fp16"], 2, "Unknown dtype"),
+    (["--device", "fpga", "--dtype", "bf16"], 2, "float32"),
 ])
 def test_bad_input(run_cli, args, code, needle):
     full = ["--model", "tiny-llama", "--context", "300", "--decode-steps", "1", *args]
