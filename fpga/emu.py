@@ -10,6 +10,11 @@ flags and the compiler, so editing a kernel rebuilds it. ``$MLX26_CXX`` override
 
 Emulation gives functional results only: its wall-clock time is a CPU time, and every FPGA
 time mlx26 reports is *modelled* from a DeviceSpec (see ``mlx26.core.profile_memory.devices``).
+
+The K/V-derived inputs (``page_minmax``'s keys, ``page_score``'s kmin/kmax, ``gather``'s src) are
+either dense numpy arrays or :class:`Strided` views into a larger flat storage (a [heads][capacity][dim]
+cache read as its first n tokens): the kernels take a stride between heads (rows) in 512-bit beats,
+so such a view is passed in place, never copied.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +41,82 @@ MAX_DIM = 256
 LANES = 16  # floats per 512-bit beat of the kernels' wide ports
 TOPK_CELLS = 512  # cells of topk_select's systolic chain: k above this takes ceil(k / 512) passes
 BAD_ARGS, BAD_INDEX = -1, -2  # the kernels' return codes (hls_shim.h)
+MAX_STRIDE_BEATS = 2**31 - 1  # the kernels' stride arguments are ints (128 GiB: more than any card holds)
+
+
+@dataclass(frozen=True)
+class Strided:
+    """A [groups][n][width] float32 view of a flat storage (groups are heads, or gather's rows).
+
+    Group g's n * width values are contiguous and start at ``offset + g * stride`` (all in floats) in
+    ``storage``, a 1-D float32 numpy array; ``stride`` may exceed ``n * width`` (the view of a
+    preallocated cache's first n tokens). Stride and offset are whole 512-bit beats (multiples of 16
+    floats), the unit the kernels count in; :func:`check_strided` says which views they take.
+    """
+
+    storage: Any
+    shape: tuple[int, int, int]
+    stride: int
+    offset: int = 0
+
+    @property
+    def extent(self) -> int:
+        """Floats one group spans (what the kernels read of it)."""
+        return self.shape[1] * self.shape[2]
+
+    @property
+    def span(self) -> int:
+        """Floats from the view's first value to just past its last (0 for an empty view)."""
+        groups = self.shape[0]
+        return (groups - 1) * self.stride + self.extent if groups and self.extent else 0
+
+
+def dense(array: Any) -> Strided:
+    """A [G, N, W] array as a dense Strided (a copy only when it is not already float32 C-contiguous)."""
+    import numpy as np
+
+    a = np.ascontiguousarray(array, dtype=np.float32)
+    if a.ndim != 3:
+        raise InputError(f"expected a [groups, n, width] array, got shape {tuple(a.shape)}.")
+    return Strided(a.reshape(-1), tuple(int(x) for x in a.shape), a.shape[1] * a.shape[2])
+
+
+def as_strided_input(x: Any, what: str, check_row: Any) -> Strided:
+    """A kernel's strided input: a Strided view or any [G, N, W] array (made dense), its row length checked
+    by ``check_row`` (the kernel's own rule, named first) and then its layout."""
+    view = x if isinstance(x, Strided) else dense(x)
+    check_row(view.shape[2])
+    check_strided(view, what)
+    return view
+
+
+def check_strided(view: Strided, what: str) -> None:
+    """The layouts the kernels read: whole-beat head strides that never overlap, inside the storage.
+
+    An overlapping or negative stride has no meaning for a per-head reduction, and a view that runs past
+    its storage would read memory it does not own (the emulation) or outside the buffer (the card).
+    """
+    import numpy as np
+
+    st = view.storage
+    if not isinstance(st, np.ndarray) or st.dtype != np.float32 or st.ndim != 1 or not st.flags.c_contiguous:
+        raise InputError(f"{what}: a strided view needs a flat, contiguous float32 storage.")
+    if len(view.shape) != 3 or min(view.shape) < 0 or view.offset < 0:
+        raise InputError(f"{what}: a [groups, n, width] view needs a non-negative shape and offset; got {view.shape}, "
+                         f"offset {view.offset}.")
+    if view.stride < 0 or view.stride % LANES:
+        raise InputError(f"{what}: the stride between heads must be a non-negative whole number of 512-bit beats "
+                         f"({LANES} floats); got {view.stride} floats.")
+    if view.offset % LANES:
+        raise InputError(f"{what}: a view must start on a 512-bit beat (an offset that is a multiple of {LANES} "
+                         f"floats); got {view.offset}.")
+    if view.stride // LANES > MAX_STRIDE_BEATS:
+        raise InputError(f"{what}: a stride of {view.stride // LANES} beats does not fit the kernels' 32-bit argument.")
+    if view.stride < view.extent:
+        raise InputError(f"{what}: a stride of {view.stride} floats is below one head's {view.extent} "
+                         "(heads would overlap).")
+    if view.offset + view.span > st.size:
+        raise InputError(f"{what}: the view ends at float {view.offset + view.span}, past its storage of {st.size}.")
 
 
 class BuildError(RunFailure):
@@ -105,13 +187,13 @@ class EmuKernels:
         self.path = lib_path or build_library()
         lib = ctypes.CDLL(str(self.path))
         fp, ip, i = ctypes.POINTER(ctypes.c_float), ctypes.POINTER(ctypes.c_int), ctypes.c_int
-        lib.page_minmax.argtypes = [fp, i, i, i, i, fp, fp]
+        lib.page_minmax.argtypes = [fp, i, i, i, i, i, fp, fp]
         lib.page_minmax.restype = ctypes.c_int
-        lib.page_score.argtypes = [fp, fp, fp, i, i, i, fp]
+        lib.page_score.argtypes = [fp, fp, fp, i, i, i, i, fp]
         lib.page_score.restype = ctypes.c_int
         lib.topk_select.argtypes = [fp, i, i, i, ip]
         lib.topk_select.restype = ctypes.c_int
-        lib.gather_rows.argtypes = [fp, i, i, i, ip, i, fp]
+        lib.gather_rows.argtypes = [fp, i, i, i, i, ip, i, fp]
         lib.gather_rows.restype = ctypes.c_int
         self._lib = lib
 
@@ -123,33 +205,36 @@ class EmuKernels:
     def _i(a: Any) -> Any:
         return a.ctypes.data_as(ctypes.POINTER(ctypes.c_int))
 
+    @staticmethod
+    def _at(view: Strided) -> Any:
+        """A float pointer to the view's first value (inside its storage, which the caller keeps alive)."""
+        return ctypes.cast(view.storage.ctypes.data + 4 * view.offset, ctypes.POINTER(ctypes.c_float))
+
     def page_minmax(self, keys: Any, page: int) -> tuple[Any, Any]:
-        """keys [H, T, D] → (kmin, kmax) [H, ceil(T/page), D]."""
+        """keys [H, T, D] (an array or a :class:`Strided` view) → (kmin, kmax) [H, ceil(T/page), D]."""
         import numpy as np
 
-        keys = np.ascontiguousarray(keys, dtype=np.float32)
+        keys = as_strided_input(keys, "keys", check_dim)
         heads, n, dim = keys.shape
-        check_dim(dim)
         check_page(page)
         pages = -(-n // page)
         kmin = np.empty((heads, pages, dim), np.float32)
         kmax = np.empty_like(kmin)
-        code = self._lib.page_minmax(self._f(keys), heads, n, dim, page, self._f(kmin), self._f(kmax))
+        code = self._lib.page_minmax(self._at(keys), heads, n, dim, keys.stride // LANES, page, self._f(kmin),
+                                     self._f(kmax))
         check_code("page_minmax", code)
         return kmin, kmax
 
     def page_score(self, q: Any, kmin: Any, kmax: Any) -> Any:
-        """q [H, D], kmin/kmax [H, P, D] → scores [H, P]."""
+        """q [H, D], kmin/kmax [H, P, D] (arrays or :class:`Strided` views with one stride) → scores [H, P]."""
         import numpy as np
 
-        q = np.ascontiguousarray(q, dtype=np.float32)
-        kmin = np.ascontiguousarray(kmin, dtype=np.float32)
-        kmax = np.ascontiguousarray(kmax, dtype=np.float32)
+        kmin, kmax = bounds_pair(kmin, kmax)
         heads, pages, dim = kmin.shape
-        check_dim(dim)
+        q = query(q, heads, dim)
         scores = np.empty((heads, pages), np.float32)
-        check_code("page_score", self._lib.page_score(self._f(q), self._f(kmin), self._f(kmax), heads, pages, dim,
-                                                      self._f(scores)))
+        check_code("page_score", self._lib.page_score(self._f(q), self._at(kmin), self._at(kmax), heads, pages, dim,
+                                                      kmin.stride // LANES, self._f(scores)))
         return scores
 
     def topk(self, scores: Any, k: int) -> Any:
@@ -164,17 +249,45 @@ class EmuKernels:
         return out
 
     def gather(self, src: Any, idx: Any) -> Any:
-        """src [R, N, W], idx [R, M] → dst [R, M, W] with dst[r, i] = src[r, idx[r, i]]."""
+        """src [R, N, W] (an array or a :class:`Strided` view), idx [R, M] → dst [R, M, W], dst[r, i] = src[r, idx[r, i]]."""
         import numpy as np
 
-        src = np.ascontiguousarray(src, dtype=np.float32)
-        idx = np.ascontiguousarray(idx, dtype=np.int32)
+        src = as_strided_input(src, "src", check_width)
         rows, n, width = src.shape
-        check_width(width)
+        idx = gather_indices(idx, rows)
         dst = np.empty((rows, idx.shape[1], width), np.float32)
-        check_code("gather_rows", self._lib.gather_rows(self._f(src), rows, n, width, self._i(idx), idx.shape[1],
-                                                        self._f(dst)))
+        check_code("gather_rows", self._lib.gather_rows(self._at(src), rows, n, width, src.stride // LANES,
+                                                        self._i(idx), idx.shape[1], self._f(dst)))
         return dst
+
+
+def bounds_pair(kmin: Any, kmax: Any) -> tuple[Strided, Strided]:
+    """page_score's kmin and kmax: one port pair with one head stride, so both views need the same shape and stride."""
+    lo, hi = as_strided_input(kmin, "kmin", check_dim), as_strided_input(kmax, "kmax", check_dim)
+    if lo.shape != hi.shape or lo.stride != hi.stride:
+        raise InputError(f"kmin and kmax must have the same shape and head stride; got {lo.shape} / {hi.shape}, "
+                         f"strides {lo.stride} / {hi.stride}.")
+    return lo, hi
+
+
+def query(q: Any, heads: int, dim: int) -> Any:
+    """page_score's q as a dense [heads, dim] float32 array (the kernel reads heads * dim floats of it)."""
+    import numpy as np
+
+    q = np.ascontiguousarray(q, dtype=np.float32)
+    if q.shape != (heads, dim):
+        raise InputError(f"page_score needs q of shape {(heads, dim)}, got {tuple(q.shape)}.")
+    return q
+
+
+def gather_indices(idx: Any, rows: int) -> Any:
+    """gather's idx as a dense [rows, M] int32 array (the kernel reads rows * M of them)."""
+    import numpy as np
+
+    idx = np.ascontiguousarray(idx, dtype=np.int32)
+    if idx.ndim != 2 or idx.shape[0] != rows:
+        raise InputError(f"gather needs idx of shape [{rows}, M], got {tuple(idx.shape)}.")
+    return idx
 
 
 def check_dim(dim: int) -> None:

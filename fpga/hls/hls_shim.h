@@ -88,4 +88,8 @@ static inline beat_t zero_beat() {
 // other dims before any transfer, so a kernel never sees a partial beat.
 static inline bool dim_fits(int dim) { return dim > 0 && dim <= MLX26_MAX_DIM && dim % MLX26_LANES == 0; }
 
+// A stride between row groups (heads), in beats: at least the group's own beats, so the groups a kernel
+// reads never overlap and a dense array is the case stride == extent.
+static inline bool stride_fits(long stride, long extent) { return stride >= 0 && stride >= extent; }
+
 #endif  // MLX26_HLS_SHIM_H

@@ -1,8 +1,12 @@
 // Quest "Compute Relevancy": the upper bound sum_d max(q_d * kmin_d, q_d * kmax_d) of each page's
 // largest q.k (Tang et al., Quest, ICML 2024).
 //
-// q: [heads][dim]; kmin, kmax: [heads][n_pages][dim] (512-bit beats); scores: [heads][n_pages].
-// dim must be a multiple of 16 and at most MLX26_MAX_DIM (else MLX26_BAD_ARGS, nothing written).
+// q: [heads][dim]; kmin, kmax: [heads][n_pages][dim] rows of 512-bit beats, head h starting h * head_stride
+// beats after the array's start (both arrays share the stride), so the first n_pages of a
+// [heads][capacity_pages][dim] buffer are read in place; dense is head_stride = n_pages * dim / 16.
+// scores: [heads][n_pages] (dense).
+// dim must be a multiple of 16 and at most MLX26_MAX_DIM, head_stride at least n_pages * dim / 16
+// (else MLX26_BAD_ARGS, nothing written).
 //
 // Summation order (fixed, shared bit for bit with the torch reference
 // mlx26.core.profile_memory.reference.page_score_ordered; build with -ffp-contract=off, no FMA):
@@ -19,19 +23,24 @@
 // dropped.
 //
 // DATAFLOW: read_bounds -> bound_products -> transpose_groups -> accumulate_lanes -> reduce_lanes ->
-// write_scores, every stage at II=1 per beat. kmin and kmax stream concurrently on their own ports:
-// 2 x 64 B/cycle = 128 B/cycle (38.4 GB/s at 300 MHz); q (dim floats per head) and the scores (4 B
+// write_scores, every stage at II=1 per beat. kmin and kmax stream concurrently on their own ports, one
+// burst per head each: 2 x 64 B/cycle = 128 B/cycle (38.4 GB/s at 300 MHz) plus a burst start per head; q (dim floats per head) and the scores (4 B
 // per page) are side ports. The padding costs (8 - n_pages % 8) page rows per head at most.
 #include "hls_shim.h"
 
 #define PAGE_GROUP 8  // pages interleaved by the accumulator: at least the float adder's latency
 
-static void read_bounds(const beat_t* kmin, const beat_t* kmax, long n_beats, hls::stream<beat_t>& lo,
-                        hls::stream<beat_t>& hi) {
-  for (long i = 0; i < n_beats; ++i) {
-    HLS_PRAGMA(HLS PIPELINE II = 1)
-    lo.write(kmin[i]);
-    hi.write(kmax[i]);
+// A head's page rows are contiguous, the heads need not be: one burst per head on each port.
+static void read_bounds(const beat_t* kmin, const beat_t* kmax, int heads, long head_beats, long head_stride,
+                        hls::stream<beat_t>& lo, hls::stream<beat_t>& hi) {
+  for (int h = 0; h < heads; ++h) {
+    const beat_t* lo_rows = kmin + h * head_stride;
+    const beat_t* hi_rows = kmax + h * head_stride;
+    for (long i = 0; i < head_beats; ++i) {
+      HLS_PRAGMA(HLS PIPELINE II = 1)
+      lo.write(lo_rows[i]);
+      hi.write(hi_rows[i]);
+    }
   }
 }
 
@@ -153,7 +162,7 @@ static void write_scores(hls::stream<float>& in, long n, float* scores) {
 }
 
 static void score_dataflow(const beat_t* q, const beat_t* kmin, const beat_t* kmax, int heads, int n_pages,
-                           int beats, float* scores) {
+                           int beats, long head_stride, float* scores) {
   HLS_PRAGMA(HLS DATAFLOW)
   hls::stream<beat_t> lo("lo"), hi("hi"), products("products"), transposed("transposed"), sums("sums");
   hls::stream<float> result("result");
@@ -161,7 +170,7 @@ static void score_dataflow(const beat_t* q, const beat_t* kmin, const beat_t* km
   HLS_PRAGMA(HLS STREAM variable = hi depth = 64)
   HLS_PRAGMA(HLS STREAM variable = products depth = 256)
   const long groups = (long)heads * ((n_pages + PAGE_GROUP - 1) / PAGE_GROUP);
-  read_bounds(kmin, kmax, (long)heads * n_pages * beats, lo, hi);
+  read_bounds(kmin, kmax, heads, (long)n_pages * beats, head_stride, lo, hi);
   bound_products(q, lo, hi, heads, n_pages, beats, products);
   transpose_groups(products, heads, n_pages, beats, transposed);
   accumulate_lanes(transposed, groups, beats, sums);
@@ -170,13 +179,15 @@ static void score_dataflow(const beat_t* q, const beat_t* kmin, const beat_t* km
 }
 
 extern "C" int page_score(const beat_t* q, const beat_t* kmin, const beat_t* kmax, int heads, int n_pages,
-                          int dim, float* scores) {
+                          int dim, int head_stride, float* scores) {
   HLS_PRAGMA(HLS INTERFACE m_axi port = q offset = slave bundle = gmem0)
   HLS_PRAGMA(HLS INTERFACE m_axi port = kmin offset = slave bundle = gmem1 max_read_burst_length = 64)
   HLS_PRAGMA(HLS INTERFACE m_axi port = kmax offset = slave bundle = gmem2 max_read_burst_length = 64)
   HLS_PRAGMA(HLS INTERFACE m_axi port = scores offset = slave bundle = gmem3)
   HLS_PRAGMA(HLS INTERFACE s_axilite port = return)
   if (!dim_fits(dim) || heads < 0 || n_pages < 0) return MLX26_BAD_ARGS;
-  score_dataflow(q, kmin, kmax, heads, n_pages, dim / MLX26_LANES, scores);
+  const int beats = dim / MLX26_LANES;
+  if (!stride_fits(head_stride, (long)n_pages * beats)) return MLX26_BAD_ARGS;
+  score_dataflow(q, kmin, kmax, heads, n_pages, beats, head_stride, scores);
   return MLX26_OK;
 }

@@ -128,10 +128,12 @@ def test_kernels_themselves_refuse_partial_beats(kernels):
     lib = kernels._lib
     keys = np.ones((1, 4, 24), np.float32)
     out = np.full((1, 2, 24), 7.0, np.float32)
-    assert lib.page_minmax(kernels._f(keys), 1, 4, 24, 2, kernels._f(out), kernels._f(out)) == emu.BAD_ARGS
-    assert lib.page_score(kernels._f(keys), kernels._f(keys), kernels._f(keys), 1, 4, 24, kernels._f(out)) == emu.BAD_ARGS
+    stride = 8  # beats: room for the rows, so only the partial beat is wrong
+    assert lib.page_minmax(kernels._f(keys), 1, 4, 24, stride, 2, kernels._f(out), kernels._f(out)) == emu.BAD_ARGS
+    assert lib.page_score(kernels._f(keys), kernels._f(keys), kernels._f(keys), 1, 4, 24, stride,
+                          kernels._f(out)) == emu.BAD_ARGS
     idx = np.zeros((1, 2), np.int32)
-    assert lib.gather_rows(kernels._f(keys), 1, 4, 24, kernels._i(idx), 2, kernels._f(out)) == emu.BAD_ARGS
+    assert lib.gather_rows(kernels._f(keys), 1, 4, 24, stride, kernels._i(idx), 2, kernels._f(out)) == emu.BAD_ARGS
     assert (out == 7.0).all()
     assert lib.topk_select(kernels._f(keys), 1, 4, 0, ctypes.cast(kernels._i(idx), ctypes.POINTER(ctypes.c_int))) \
         == emu.BAD_ARGS
@@ -172,7 +174,7 @@ def test_gather_bitwise(kernels, torch1):
     bad = idx.copy()
     bad[2, 19] = -1  # the last index of the last row: every index is checked before anything moves
     dst = np.full((3, 20, 16), 7.0, np.float32)
-    code = kernels._lib.gather_rows(kernels._f(src), 3, 50, 16, kernels._i(bad), 20, kernels._f(dst))
+    code = kernels._lib.gather_rows(kernels._f(src), 3, 50, 16, 50, kernels._i(bad), 20, kernels._f(dst))
     assert code == emu.BAD_INDEX and (dst == 7.0).all()
 
 
@@ -223,3 +225,152 @@ def test_warning_is_a_build_error(tmp_path):
     with pytest.raises(emu.BuildError, match="warnings") as info:
         emu.build_library(src, cache=tmp_path / "cache")
     assert "unused" in info.value.stderr
+
+
+def _cache(heads=3, capacity=100, dim=32, seed=0):
+    """A flat storage and its [heads][capacity][dim] view, as a preallocated KV cache lies in memory."""
+    storage = np.random.default_rng(seed).standard_normal(heads * capacity * dim).astype(np.float32)
+    return storage, storage.reshape(heads, capacity, dim)
+
+
+@pytest.mark.parametrize(("n", "first"), [(37, 0), (16, 0), (5, 32), (0, 0), (100, 0)])
+def test_strided_views_equal_their_dense_copies_bitwise(kernels, torch1, n, first):
+    """cache[:, first:first + n] read in place (head stride = capacity * dim floats, an offset) gives the bits of the
+    dense copy on all three strided kernels, and the torch references agree."""
+    from mlx26.core.profile_memory.reference import gather, page_minmax, page_score_ordered
+
+    storage, cache = _cache()
+    heads, capacity, dim = cache.shape
+    view = emu.Strided(storage, (heads, n, dim), capacity * dim, first * dim)
+    copy = np.ascontiguousarray(cache[:, first:first + n])
+    lo, hi = kernels.page_minmax(view, 16)
+    want_lo, want_hi = kernels.page_minmax(copy, 16)
+    assert np.array_equal(lo.view(np.uint32), want_lo.view(np.uint32))
+    assert np.array_equal(hi.view(np.uint32), want_hi.view(np.uint32))
+    if n:
+        ref_lo, _ = page_minmax(torch1.from_numpy(copy), 16)
+        assert np.array_equal(lo, ref_lo.numpy())
+    q = np.random.default_rng(n).standard_normal((heads, dim)).astype(np.float32)
+    bounds = emu.Strided(storage, (heads, n, dim), capacity * dim, first * dim)  # the cache as page rows
+    got = kernels.page_score(q, bounds, bounds)
+    assert np.array_equal(got.view(np.uint32), kernels.page_score(q, copy, copy).view(np.uint32))
+    ref = page_score_ordered(*(torch1.from_numpy(x) for x in (q, copy, copy))).numpy()
+    assert np.array_equal(got.view(np.uint32), ref.view(np.uint32))
+    if n:
+        idx = np.random.default_rng(1).integers(0, n, (heads, 9)).astype(np.int32)
+        dst = kernels.gather(view, idx)
+        assert np.array_equal(dst, kernels.gather(copy, idx))
+        assert np.array_equal(dst, gather(torch1.from_numpy(copy), torch1.from_numpy(idx).long()).numpy())
+
+
+def test_gather_page_rows_with_a_stride_that_is_no_whole_number_of_rows(kernels):
+    """Quest gathers page rows of 16 tokens x dim from a cache whose capacity (here 100) is no multiple of 16:
+    the head stride, 100 * dim floats, is whole beats but not whole page rows."""
+    storage, cache = _cache()
+    heads, capacity, dim = cache.shape
+    pages = 5
+    view = emu.Strided(storage, (heads, pages, 16 * dim), capacity * dim)
+    rows = np.ascontiguousarray(cache[:, :pages * 16]).reshape(heads, pages, 16 * dim)
+    idx = np.array([[4, 0], [2, 2], [1, 3]], np.int32)
+    assert np.array_equal(kernels.gather(view, idx), rows[np.arange(heads)[:, None], idx])
+
+
+@pytest.mark.parametrize(("stride", "offset", "needle"), [
+    (16 * 32 - 16, 0, "heads would overlap"),
+    (-16 * 32, 0, "non-negative whole number"),
+    (16 * 32 + 8, 0, "non-negative whole number"),
+    (100 * 32, 100 * 32 * 2 + 16, "past its storage"),
+    (100 * 32, -32, "negative"),
+    (100 * 32, 8, "start on a 512-bit beat"),
+    (2**31 * 16, 0, "32-bit argument"),
+])
+def test_bad_strides_are_input_errors_before_any_work(kernels, stride, offset, needle):
+    from mlx26.core.common.errors import InputError
+
+    storage, _ = _cache()
+    view = emu.Strided(storage, (3, 16, 32), stride, offset)
+    with pytest.raises(InputError, match=needle):
+        kernels.page_minmax(view, 16)
+    with pytest.raises(InputError, match=needle):
+        kernels.page_score(np.zeros((3, 32), np.float32), view, view)
+    with pytest.raises(InputError, match=needle):
+        kernels.gather(view, np.zeros((3, 1), np.int32))
+
+
+def test_strided_storage_and_pairing_rules(kernels):
+    from mlx26.core.common.errors import InputError
+
+    storage, _ = _cache()
+    with pytest.raises(InputError, match="float32 storage"):
+        kernels.page_minmax(emu.Strided(storage.astype(np.float64), (3, 16, 32), 3200), 16)
+    with pytest.raises(InputError, match="float32 storage"):
+        kernels.page_minmax(emu.Strided(storage.reshape(3, -1), (3, 16, 32), 3200), 16)
+    a, b = emu.Strided(storage, (3, 4, 32), 3200), emu.Strided(storage, (3, 4, 32), 1600)
+    with pytest.raises(InputError, match="same shape and head stride"):
+        kernels.page_score(np.zeros((3, 32), np.float32), a, b)
+    with pytest.raises(InputError, match="q of shape"):
+        kernels.page_score(np.zeros((2, 32), np.float32), a, a)
+    with pytest.raises(InputError, match="registers"):  # the kernel's own row rule is named before the layout's
+        kernels.page_minmax(emu.Strided(storage, (1, 2, 300), 300), 16)
+
+
+def test_kernels_themselves_refuse_overlapping_strides(kernels):
+    """Behind the host checks: a head stride below the rows' extent returns MLX26_BAD_ARGS and writes nothing."""
+    keys = np.ones((2, 4, 16), np.float32)
+    out = np.full((2, 4, 16), 7.0, np.float32)
+    f = kernels._f
+    assert kernels._lib.page_minmax(f(keys), 2, 4, 16, 3, 2, f(out), f(out)) == emu.BAD_ARGS
+    assert kernels._lib.page_minmax(f(keys), 2, 4, 16, -4, 2, f(out), f(out)) == emu.BAD_ARGS
+    assert kernels._lib.page_score(f(keys), f(keys), f(keys), 2, 4, 16, 3, f(out)) == emu.BAD_ARGS
+    idx = np.zeros((2, 1), np.int32)
+    assert kernels._lib.gather_rows(f(keys), 2, 4, 16, 3, kernels._i(idx), 1, f(out)) == emu.BAD_ARGS
+    assert (out == 7.0).all()
+    assert kernels._lib.page_minmax(f(keys), 2, 4, 16, 4, 2, f(out), f(out)) == 0  # stride == extent: dense
+
+
+def test_fpga_ops_pass_cache_views_in_place(kernels, torch1, monkeypatch):
+    """FpgaOps hands the kernels a cache's [:, :n] view as its storage and head stride (no dense copy), and copies
+    only what the kernels cannot read in place; the results equal the torch references."""
+    from mlx26.core.profile_memory import ops as ops_mod
+    from mlx26.core.profile_memory.reference import gather, page_minmax, page_score_ordered
+
+    ops = ops_mod.FpgaOps("emu")
+    seen = []
+    for name in ("page_minmax", "page_score", "gather"):
+        real = getattr(kernels, name)
+        monkeypatch.setattr(kernels, name, lambda *a, _real=real, **kw: seen.append(a) or _real(*a, **kw))
+    cache = torch1.randn(4, 80, 32)
+    kmin = torch1.randn(4, 5, 32)
+    view = cache[:, :37]
+    lo, hi = ops.page_minmax(view, 16)
+    assert isinstance(seen[-1][0], emu.Strided) and seen[-1][0].stride == 80 * 32
+    assert seen[-1][0].storage.ctypes.data == cache.data_ptr()  # the cache itself, not a copy
+    ref_lo, ref_hi = page_minmax(view.contiguous(), 16)
+    assert torch1.equal(lo, ref_lo) and torch1.equal(hi, ref_hi)
+    q = torch1.randn(4, 32)
+    got = ops.page_score(q, kmin[:, :3], kmin[:, :3] + 1)  # the second is a temporary: both go dense
+    assert not isinstance(seen[-1][1], emu.Strided) and not isinstance(seen[-1][2], emu.Strided)
+    got2 = ops.page_score(q, kmin[:, :3], kmin[:, 1:4])
+    assert isinstance(seen[-1][1], emu.Strided) and seen[-1][2].offset == 32
+    assert torch1.equal(got2, page_score_ordered(q, kmin[:, :3].contiguous(), kmin[:, 1:4].contiguous()))
+    assert got.shape == (4, 3)
+    idx = torch1.randint(0, 37, (4, 6))
+    assert torch1.equal(ops.gather(view, idx), gather(view.contiguous(), idx))
+    assert isinstance(seen[-1][0], emu.Strided)
+    ops.page_minmax(cache[:, 5:9].transpose(1, 2).transpose(1, 2).contiguous(), 16)  # a temporary: dense
+    assert not isinstance(seen[-1][0], emu.Strided)
+
+
+def test_in_place_view_rule(torch1):
+    from mlx26.core.profile_memory.ops import in_place_view
+
+    cache = torch1.zeros(4, 80, 32)
+    assert in_place_view(cache[:, :37]) and in_place_view(cache[:, 16:20]) and in_place_view(cache[1:3, :5])
+    assert not in_place_view(cache)  # owns its storage whole: the dense path
+    assert not in_place_view(cache[:, :5].contiguous())
+    assert not in_place_view(cache[:1, :5].expand(4, 5, 32))  # heads overlap (stride 0)
+    assert not in_place_view(cache[:, :5, :16])  # rows are not contiguous
+    assert not in_place_view(cache.double()[:, :5]) and not in_place_view(cache[:, :0])
+    odd = torch1.zeros(4, 88)[:, :80].unflatten(1, (5, 16))  # heads 88 floats apart: not whole beats
+    assert odd.stride() == (88, 16, 1) and not in_place_view(odd)
+    assert in_place_view(torch1.zeros(4, 96)[:, :80].unflatten(1, (5, 16)))

@@ -274,24 +274,41 @@ def test_pyxrt_host_sequence_with_a_fake_module(monkeypatch, tmp_path):
     assert ("sync", "to") in calls and calls[-1] == ("sync", "from")
 
 
+class _Synced(list):
+    """The fake card's syncs as (direction, bytes, offset, "kernel:arg"), and the buffers it allocated."""
+
+    allocated = 0
+
+    def to_device(self, group=None):
+        return sum(size for d, size, _, g in self if d == "to" and group in (None, g))
+
+
 def _fake_pyxrt(monkeypatch, state="done", code=None):
     """A pyxrt stand-in whose buffers honour offsets and whose runs report a state and a return code; a run
-    executes the g++ emulation of the named kernel on the buffers' bytes (``code`` forces the return code)."""
-    synced: list[tuple[str, int, int]] = []
+    executes the g++ emulation of the named kernel on the buffers' bytes (``code`` forces the return code).
+    A fresh buffer holds garbage (0xA5), as card memory may: a host that skips bytes it never sent fails."""
+    synced = _Synced()
     store: dict[int, bytearray] = {}
 
     class Bo:
         normal = 0
 
-        def __init__(self, device, size, flags, group):
-            self.id = len(store)
-            store[self.id] = bytearray(size)
+        def __init__(self, *args):
+            if len(args) == 3:  # pyxrt.bo(parent, size, offset): a sub-buffer, no memory of its own
+                parent, size, offset = args
+                assert offset % 64 == 0 and offset + size <= len(store[parent.id]), "a 512-bit port needs whole beats"
+                self.id, self.group, self.offset = parent.id, parent.group, parent.offset + offset
+                return
+            _, size, _, group = args
+            self.id, self.group, self.offset = len(store), group, 0
+            store[self.id] = bytearray(b"\xa5" * size)
+            synced.allocated += 1
 
         def write(self, data, offset):
             store[self.id][offset:offset + len(data)] = data
 
         def sync(self, direction, size=None, offset=0):
-            synced.append((direction, len(store[self.id]) if size is None else size, offset))
+            synced.append((direction, len(store[self.id]) if size is None else size, offset, self.group))
 
         def read(self, size, offset):
             return bytes(store[self.id][offset:offset + size])
@@ -301,7 +318,7 @@ def _fake_pyxrt(monkeypatch, state="done", code=None):
             self.name = name
 
         def group_id(self, arg):
-            return arg
+            return f"{self.name}:{arg}"
 
         def __call__(self, *args):
             import ctypes
@@ -312,8 +329,8 @@ def _fake_pyxrt(monkeypatch, state="done", code=None):
             if shutil.which(emu.compiler()) is None:
                 pytest.skip("g++ not installed: the fake card runs the emulated kernels")
             fn = getattr(emu.kernels()._lib, self.name)
-            ptr = [ctypes.cast(np.frombuffer(store[a.id], np.uint8).ctypes.data, t) if isinstance(a, Bo) else a
-                   for a, t in zip(args, fn.argtypes, strict=True)]
+            ptr = [ctypes.cast(np.frombuffer(store[a.id], np.uint8).ctypes.data + a.offset, t) if isinstance(a, Bo)
+                   else a for a, t in zip(args, fn.argtypes, strict=True)]
             ran = fn(*ptr)
             return types.SimpleNamespace(wait=lambda: state, return_code=lambda: ran if code is None else code)
 
@@ -350,7 +367,7 @@ def test_xrt_buffers_stay_resident_and_only_changed_bytes_move(monkeypatch, tmp_
     longer = np.concatenate([scores, np.full((1, 5), 9.0, np.float32)], axis=1)  # 5 appended tokens
     got = k.topk(longer, 4)
     assert k.bytes_to_device == 160 + 20  # only the appended 20 bytes, at their offset
-    assert ("to", 20, 160) in synced and got[0].tolist()[:4] == [40, 41, 42, 43]
+    assert ("to", 20, 160, "topk_select:0") in synced and got[0].tolist()[:4] == [40, 41, 42, 43]
     assert len(k._resident) == 2  # one input and one output buffer, reused
 
 
@@ -415,6 +432,176 @@ def test_xrt_enforces_the_hls_limits_before_any_transfer(monkeypatch, tmp_path):
     with pytest.raises(ValueError, match="multiple of 16"):
         k.gather(np.zeros((1, 4, 40), np.float32), np.zeros((1, 2), np.int32))
     assert k.bytes_to_device == 0
+
+
+def _decode(ops, torch, heads, capacity, dim, n0, steps, one_storage, page=16):
+    """A decode loop over preallocated [heads][capacity][dim] K/V caches and [heads][pages][dim] page bounds, as
+    Quest runs it: per step append one token, then page_minmax, page_score and gather (K and V) on the caches'
+    [:, :n] views. ``one_storage``: K and V (and kmin, kmax) are halves of one tensor, else separate tensors
+    (as LlamaRunner allocates them). Yields (n, n_full grew?, the results, the kernels' results on dense copies)."""
+    from mlx26.fpga import emu
+
+    gen = torch.Generator().manual_seed(capacity)
+    def pair(*shape):
+        return torch.zeros(2, *shape).unbind(0) if one_storage else (torch.zeros(shape), torch.zeros(shape))
+
+    k_cache, v_cache = pair(heads, capacity, dim)
+    kmin, kmax = pair(heads, capacity // page, dim)
+    k_cache[:, :n0 - 1], v_cache[:, :n0 - 1] = torch.randn(2, heads, n0 - 1, dim, generator=gen)
+    idx = torch.tensor([[0, 3, 1]] * heads)  # fixed token indices: after the first step they never move
+    dense = emu.kernels()
+    n_full = None
+    for n in range(n0, n0 + steps):
+        k_cache[:, n - 1], v_cache[:, n - 1] = torch.randn(2, heads, dim, generator=gen)
+        lo, hi = ops.page_minmax(k_cache[:, :n], page)
+        pages = lo.shape[1]
+        kmin[:, :pages], kmax[:, :pages] = lo, hi  # the full pages' bounds are rewritten unchanged
+        grew, n_full = n_full is not None and pages - 1 > n_full, pages - 1
+        q = torch.randn(heads, dim, generator=gen)
+        scores = ops.page_score(q, kmin[:, :n_full], kmax[:, :n_full])
+        k_sel, v_sel = ops.gather(k_cache[:, :n], idx), ops.gather(v_cache[:, :n], idx)
+        keys = k_cache[:, :n].contiguous().numpy()
+        want = (*dense.page_minmax(keys, page),
+                dense.page_score(q.numpy(), kmin[:, :n_full].contiguous().numpy(), kmax[:, :n_full].contiguous().numpy()),
+                dense.gather(keys, idx.int().numpy()), dense.gather(v_cache[:, :n].contiguous().numpy(), idx.int().numpy()))
+        yield n, grew, (lo, hi, scores, k_sel, v_sel), want
+
+
+@pytest.mark.parametrize("one_storage", [False, True])
+def test_xrt_decode_moves_only_the_appended_rows(monkeypatch, tmp_path, torch1, one_storage):
+    """The device-resident KV cache: each buffer holds a cache's storage, and after the first call a decode step
+    that appends one token moves exactly heads x dim x 4 bytes per K/V argument (one sync per head), the new
+    query, and the bounds of a page only when it fills; results equal the dense emulation bit for bit, and no
+    buffer is allocated after the first step."""
+    from mlx26.core.profile_memory.ops import FpgaOps
+
+    synced = _fake_pyxrt(monkeypatch)
+    (tmp_path / "k.xclbin").write_bytes(b"x")
+    ops = FpgaOps("xrt", str(tmp_path / "k.xclbin"))
+    heads, capacity, dim, n0 = 4, 640, 32, 30  # heads' page bounds 40 x 128 B apart: more than COALESCE_GAP
+    row = heads * dim * 4
+    grew_seen = 0
+    for n, grew, got, want in _decode(ops, torch1, heads, capacity, dim, n0, 12, one_storage):
+        for g, w in zip(got, want, strict=True):
+            assert np.array_equal(g.numpy().view(np.uint32), np.asarray(w).view(np.uint32))
+        moved = {g: synced.to_device(g) for g in ("page_minmax:0", "page_score:0", "page_score:1", "page_score:2",
+                                                  "gather_rows:0", "gather_rows:5")}
+        syncs = sum(1 for d, _, _, g in synced if d == "to" and g == "page_minmax:0")
+        if n == n0:  # the first step: the views' rows only, never the caches' unused tails
+            assert moved["page_minmax:0"] == heads * n0 * dim * 4 and moved["gather_rows:0"] == 2 * heads * n0 * dim * 4
+            allocated = synced.allocated
+        else:
+            assert moved["page_minmax:0"] == row and syncs == heads  # one run per head: the new row
+            assert moved["gather_rows:0"] == 2 * row  # K and V, each resident in its own buffer
+            assert moved["page_score:0"] == row  # a new query
+            assert moved["page_score:1"] == moved["page_score:2"] == (row if grew else 0)
+            assert moved["gather_rows:5"] == 0  # the same indices
+            assert synced.allocated == allocated  # every buffer reused
+            grew_seen += grew
+        synced.clear()
+    assert grew_seen == 1  # a page filled during the loop (n = 33), and only its bounds moved
+    # one src buffer per storage: K and V apart, or both in the buffer of their common storage
+    assert len(ops.kernels._resident) == 3 + 4 + (3 if one_storage else 4)
+
+
+def test_xrt_decode_on_dense_copies_moves_most_of_the_view(monkeypatch, tmp_path, torch1):
+    """The contrast that motivates the strides: the same step on dense copies shifts every later head's rows, so
+    nearly the whole view moves (what the host did before the kernels took a head stride)."""
+    synced = _fake_pyxrt(monkeypatch)
+    k = _xrt(tmp_path)
+    heads, capacity, dim = 4, 256, 32
+    cache = np.random.default_rng(0).standard_normal((heads, capacity, dim)).astype(np.float32)
+    k.page_minmax(np.ascontiguousarray(cache[:, :40]), 16)
+    before = synced.to_device()
+    k.page_minmax(np.ascontiguousarray(cache[:, :41]), 16)
+    assert synced.to_device() - before > (heads - 1) * 40 * dim * 4  # heads 1..3 all shifted
+    strided = k.page_minmax(emu_strided(cache, 42), 16)
+    before = synced.to_device()
+    k.page_minmax(emu_strided(cache, 43), 16)
+    assert synced.to_device() - before == heads * dim * 4
+    assert np.array_equal(strided[0], k.page_minmax(np.ascontiguousarray(cache[:, :42]), 16)[0])
+
+
+def emu_strided(cache, n):
+    from mlx26.fpga import emu
+
+    heads, capacity, dim = cache.shape
+    return emu.Strided(cache.reshape(-1), (heads, n, dim), capacity * dim)
+
+
+def test_xrt_strided_views_equal_the_emulation(monkeypatch, tmp_path):
+    """Strided views with offsets through the fake card equal the emulation on dense copies, for every strided
+    kernel; a view at a new offset of the same storage reuses its buffer."""
+    from mlx26.fpga import emu
+
+    synced = _fake_pyxrt(monkeypatch)
+    k, ref = _xrt(tmp_path), emu.kernels()
+    storage = np.random.default_rng(2).standard_normal(3 * 90 * 16).astype(np.float32)
+    cache = storage.reshape(3, 90, 16)
+    q = np.random.default_rng(3).standard_normal((3, 16)).astype(np.float32)
+    idx = np.array([[0, 4], [3, 3], [2, 1]], np.int32)
+    for first, n in [(0, 90), (0, 37), (32, 5), (16, 20)]:
+        view = emu.Strided(storage, (3, n, 16), 90 * 16, first * 16)
+        copy = np.ascontiguousarray(cache[:, first:first + n])
+        for got, want in zip(k.page_minmax(view, 16), ref.page_minmax(copy, 16), strict=True):
+            assert np.array_equal(got, want)
+        assert np.array_equal(k.page_score(q, view, view).view(np.uint32), ref.page_score(q, copy, copy).view(np.uint32))
+        assert np.array_equal(k.gather(view, idx), ref.gather(copy, idx))
+    assert synced.allocated == len(k._resident) == 3 + 4 + 3  # one buffer per argument for this one storage
+
+
+def test_xrt_refuses_bad_strides_before_any_transfer(monkeypatch, tmp_path):
+    from mlx26.core.common.errors import InputError
+    from mlx26.fpga import emu
+
+    synced = _fake_pyxrt(monkeypatch)
+    k = _xrt(tmp_path)
+    storage = np.zeros(3 * 20 * 16, np.float32)
+    for stride, offset, needle in [(15 * 16, 0, "overlap"), (-320, 0, "non-negative"), (328, 0, "whole number"),
+                                   (320, 336, "past its storage"), (320, 8, "start on a 512-bit beat")]:
+        view = emu.Strided(storage, (3, 16, 16), stride, offset)
+        with pytest.raises(InputError, match=needle):
+            k.page_minmax(view, 16)
+        with pytest.raises(InputError, match=needle):
+            k.page_score(np.zeros((3, 16), np.float32), view, view)
+        with pytest.raises(InputError, match=needle):
+            k.gather(view, np.zeros((3, 1), np.int32))
+    assert k.bytes_to_device == 0 and not synced and not k._resident
+
+
+def test_xrt_resident_buffers_are_bounded(monkeypatch, tmp_path):
+    """Storage-keyed buffers beyond RESIDENT_BYTES drop the least recently used; results stay right."""
+    from mlx26.fpga import emu, xrt_host
+
+    _fake_pyxrt(monkeypatch)
+    k = _xrt(tmp_path)
+    caches = [np.random.default_rng(i).standard_normal((2, 64, 16)).astype(np.float32) for i in range(3)]
+    monkeypatch.setattr(xrt_host, "RESIDENT_BYTES", 2 * caches[0].nbytes)
+    for cache in (*caches, caches[0]):
+        got = k.page_minmax(emu.Strided(cache.reshape(-1), (2, 20, 16), 64 * 16), 16)
+        assert np.array_equal(got[0], emu.kernels().page_minmax(np.ascontiguousarray(cache[:, :20]), 16)[0])
+    keyed = [key for key in k._resident if key[2] is not None]
+    assert keyed == [("page_minmax", 0, caches[2].ctypes.data), ("page_minmax", 0, caches[0].ctypes.data)]
+
+
+def test_changed_runs_rule():
+    """Per 32-bit word, only the groups' rows, runs under COALESCE_GAP bytes apart merged."""
+    from mlx26.fpga.xrt_host import COALESCE_GAP, changed_runs
+
+    words = np.arange(4000, dtype=np.uint32)
+    mirror, known = words.copy(), np.ones(4000, bool)
+    assert changed_runs(mirror, known, words, 2, 2000, 100) == []
+    mirror[[5, 7, 1950, 2050]] = 0  # 5 and 7: two words apart; 1950 lies between the rows: never compared
+    assert changed_runs(mirror, known, words, 2, 2000, 100) == [(5, 8), (2050, 2051)]
+    gap = COALESCE_GAP // 4
+    mirror[:] = words
+    mirror[[10, 11 + gap]] = 0  # COALESCE_GAP bytes between the runs: two syncs
+    assert changed_runs(mirror, known, words, 1, 4000, 4000) == [(10, 11), (11 + gap, 12 + gap)]
+    mirror[10 + gap] = 0  # now 4 bytes less apart: one run, the words between move too
+    assert changed_runs(mirror, known, words, 1, 4000, 4000) == [(10, 12 + gap)]
+    known[:] = False  # nothing sent yet: the rows, whole, and nothing else
+    assert changed_runs(mirror, known, words, 3, 1100, 16) == [(0, 16), (1100, 1116), (2200, 2216)]
+    assert changed_runs(mirror, known, words, 3, 1000, 16) == [(0, 2016)]  # 3936 bytes apart: one run
 
 
 def test_u55c_link_config_covers_every_kernel_and_bundle():

@@ -185,3 +185,27 @@ def test_hmt_recall_is_softmax_over_the_topk(torch1):
         recalled, idx = hmt.recall(bank, scores, 3, ops)
         assert idx.tolist() == top and torch1.allclose(recalled, want, atol=1e-6)
     assert hmt.segments_for_budget(10_000, 9) == (9, True)
+
+
+def test_quest_on_fpga_reads_the_cache_in_place(tiny_model, torch1, monkeypatch):
+    """Quest decode through the emulated kernels, end to end over LlamaRunner's preallocated caches: the K/V and
+    page-bound views reach the kernels as storage + head stride, and the logits equal those of the dense-copy
+    path bit for bit."""
+    from mlx26.core.profile_memory import ops as ops_mod
+    from mlx26.core.profile_memory.quest import QuestPipeline
+    from mlx26.fpga import emu
+
+    ids = torch1.randint(0, tiny_model.config.vocab_size, (100,), generator=torch1.Generator().manual_seed(3))
+    strided = {"page_minmax": [], "page_score": [], "gather": []}
+    for name, arg in (("page_minmax", 0), ("page_score", 1), ("gather", 0)):
+        real = getattr(emu.EmuKernels, name)
+        monkeypatch.setattr(emu.EmuKernels, name, lambda self, *a, _real=real, _name=name, _arg=arg:
+                            strided[_name].append(isinstance(a[_arg], emu.Strided)) or _real(self, *a))
+    in_place, _ = _decode_logits(tiny_model, torch1, ids, 84, lambda r: QuestPipeline(r, 32, ops_mod.FpgaOps("emu")))
+    assert all(seen and all(seen) for seen in strided.values())  # tiny-llama has as many KV heads as query heads
+    monkeypatch.setattr(ops_mod, "in_place_view", lambda t: False)
+    for seen in strided.values():
+        seen.clear()
+    copied, _ = _decode_logits(tiny_model, torch1, ids, 84, lambda r: QuestPipeline(r, 32, ops_mod.FpgaOps("emu")))
+    assert all(seen and not any(seen) for seen in strided.values())
+    assert torch1.equal(in_place, copied)
