@@ -46,6 +46,9 @@ def profile_memory(
     decode_steps: Annotated[int, typer.Option("--decode-steps", help="Decode steps timed.", metavar="N")] = 8,
     dtype: Annotated[str, typer.Option("--dtype", help="fp32 | bf16: weights, activations and KV cache (bf16: "
                                        "cpu/gpu only; the HLS kernels are float32).", metavar="TEXT")] = "fp32",
+    batch: Annotated[int, typer.Option("--batch", help="Sequences decoded together (quest | indexer; seeded "
+                                       "--seed + b each): one forward over B rows, a pipeline per sequence.",
+                                       metavar="B")] = 1,
     budget: Annotated[int, typer.Option("--budget", help="Tokens kept by the retrieval (pages/chunks/segments × "
                                         "their size).", metavar="N")] = 512,
     specs: Annotated[str | None, typer.Option("--specs", help='JSON {"gpu": NAME|{...}, "fpga": NAME|{...}}; '
@@ -82,6 +85,7 @@ def profile_memory(
       mlx26 profile-memory --device fpga --model tiny-llama --context 256 --decode-steps 2 --budget 64 -q
       mlx26 profile-memory --model tiny-llama --context 256 --decode-steps 2 --budget 64 --trace run.json --force -q
       mlx26 profile-memory --model tiny-llama --context 256 --decode-steps 2 --budget 64 --dtype bf16 -q
+      mlx26 profile-memory --model tiny-llama --context 256 --decode-steps 2 --budget 64 --batch 4 -q
     """
     if pipeline not in PIPELINES:
         raise unknown_name("pipeline", pipeline, PIPELINES)
@@ -105,7 +109,7 @@ def profile_memory(
     names = list(CORE_PIPELINES) if pipeline == "all" else [pipeline]
     options = [ProfileOptions(pipeline=p, device=device, fpga_backend=fpga_backend, xclbin=xclbin, model=model,
                               context=context, decode_steps=decode_steps, budget=budget, seed=seed,
-                              dtype=dtype) for p in names]
+                              dtype=dtype, batch=batch) for p in names]
     for opts in options:
         validate(opts)
     spec_map = load_specs(specs)

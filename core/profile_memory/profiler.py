@@ -13,6 +13,11 @@ augmented prompt, decode; memory — segment summaries, recall, memory-prompt pr
 dense prefill of the whole context (quest / indexer / dense) is reported as a separate "setup"
 row and left out of the shares: in disaggregated serving it runs on the prefill node.
 The memory-processing share = (prepare + relevancy + retrieval) / end-to-end.
+
+Batch (quest / indexer / dense): ``batch`` sequences of the same length, sequence b drawn with seed
+``seed + b`` (so it is the batch-1 run at that seed), are prefilled and decoded together: one
+forward over B rows for the model's own work, one pipeline per sequence over its own KV cache.
+rag and memory build one prompt per request and are refused with batch > 1.
 """
 
 from __future__ import annotations
@@ -49,6 +54,10 @@ class ProfileOptions:
     budget: int = 512
     seed: int = 0
     dtype: str = "fp32"
+    batch: int = 1
+
+
+BATCHED = ("quest", "indexer", "dense")  # the decode-time pipelines; rag / memory are one prompt per request
 
 
 def validate(opts: ProfileOptions) -> None:
@@ -62,6 +71,11 @@ def validate(opts: ProfileOptions) -> None:
     if opts.device == "fpga" and opts.dtype != "fp32":
         raise InputError("--device fpga runs the HLS kernels of fpga/hls, which are float32.",
                          "use --dtype fp32 with --device fpga (bf16 runs on --device cpu or gpu)")
+    if opts.batch < 1:
+        raise InputError(f"--batch must be ≥ 1, got {opts.batch}.")
+    if opts.batch > 1 and opts.pipeline not in BATCHED:
+        raise InputError(f"--batch {opts.batch}: the {opts.pipeline} pipeline builds one prompt per request and "
+                         "decodes one sequence.", "use --batch 1, or --pipeline " + " / ".join(BATCHED[:2]))
     if opts.budget <= 0:
         raise InputError(f"--budget must be a positive number of tokens, got {opts.budget}.")
     if opts.context < 64:
@@ -114,12 +128,33 @@ def _sync(device: Any) -> Callable[[], None]:
 
 def _decode_loop(runner: Any, attend: Callable[..., Any], first: int, steps: int, clock: LapClock,
                  costs: CostBook) -> None:
+    _decode_batch_loop(runner, [attend], [first], steps, clock, costs)
+
+
+def _decode_batch_loop(runner: Any, attends: list[Callable[..., Any]], firsts: list[int], steps: int,
+                       clock: LapClock, costs: CostBook) -> list[list[int]]:
+    """Greedy decode of every sequence; returns each one's ids (the first included)."""
     import torch
 
-    tok = first
+    hooks = [_bind(attend, clock, costs) for attend in attends]
+    tokens = [[t] for t in firsts]
     for _ in range(steps):
-        tok = runner.decode(torch.tensor([tok]), lambda i, q, k, v, pos, h: attend(i, q, k, v, pos, h, clock, costs),
-                            clock, costs)
+        nxt = runner.decode_batch(torch.tensor([seq[-1] for seq in tokens]), hooks, clock, costs)
+        for seq, t in zip(tokens, nxt, strict=True):
+            seq.append(t)
+    return tokens
+
+
+def _bind(attend: Callable[..., Any], clock: LapClock, costs: CostBook) -> Callable[..., Any]:
+    return lambda i, q, k, v, pos, h: attend(i, q, k, v, pos, h, clock, costs)
+
+
+def context_ids(opts: ProfileOptions, vocab: int) -> Any:
+    """[batch, context] seeded random ids; sequence b uses seed + b, so it is the batch-1 context of that seed."""
+    import torch
+
+    return torch.stack([torch.randint(0, vocab, (opts.context,), generator=torch.Generator().manual_seed(opts.seed + b))
+                        for b in range(opts.batch)])
 
 
 def _plain_attend(runner: Any) -> Callable[..., Any]:
@@ -144,7 +179,8 @@ def _plain_attend(runner: Any) -> Callable[..., Any]:
 def profile(opts: ProfileOptions, model: Any, ops: Any, warn: Callable[[str], None] = lambda m: None,
             spans: list[tuple[str, float, float]] | None = None) -> dict[str, Any]:
     """Run one pipeline; return {"stages": {stage: seconds}, "costs": CostBook, "end_to_end_s", ...}.
-    ``spans``: a list to receive every lap as (stage, start, end) (``--trace``)."""
+    ``spans``: a list to receive every lap as (stage, start, end) (``--trace``). The decode-time pipelines also
+    return "tokens" (each sequence's greedy ids) and "last_logits" ([batch, V]) for checking batch decode."""
     import torch
 
     validate(opts)
@@ -153,40 +189,53 @@ def profile(opts: ProfileOptions, model: Any, ops: Any, warn: Callable[[str], No
     max_pos = int(getattr(model.config, "max_position_embeddings", 0) or 0)
     check_positions(opts, max_pos)
     device = next(model.parameters()).device
-    g = torch.Generator().manual_seed(opts.seed)
-    ids = torch.randint(0, model.config.vocab_size, (opts.context,), generator=g)
+    ids = context_ids(opts, model.config.vocab_size)
     costs = CostBook()
     clock = LapClock(_sync(device), spans)
     info: dict[str, Any] = {}
     setup_s = 0.0
-    if opts.pipeline in ("quest", "indexer", "dense"):
-        runner = LlamaRunner(model, opts.context + opts.decode_steps)
-        pipe = _make_decoder(opts, runner, ops)
-        capture = getattr(pipe, "capture", None)
+    extra: dict[str, Any] = {}
+    if opts.pipeline in BATCHED:
+        runner = LlamaRunner(model, opts.context + opts.decode_steps, opts.batch)
+        pipes = [_make_decoder(opts, runner.sequence(b), ops) for b in range(opts.batch)]
         t0 = time.perf_counter()
-        logits, _ = runner.prefill(ids, capture=capture)
+        logits, _ = runner.prefill_batch(ids, capture=_batch_capture(pipes))
         _sync(device)()
         setup_s = time.perf_counter() - t0
-        first = int(torch.argmax(logits))
         start = time.perf_counter()
         clock.start()
-        pipe.build(clock, costs)
-        _decode_loop(runner, pipe.attend, first, opts.decode_steps, clock, costs)
+        for pipe in pipes:
+            pipe.build(clock, costs)
+        tokens = _decode_batch_loop(runner, [p.attend for p in pipes], torch.argmax(logits, dim=-1).tolist(),
+                                    opts.decode_steps, clock, costs)
         _sync(device)()
         end_to_end = time.perf_counter() - start
-        if pipe.clamped:
+        extra = {"tokens": tokens, "last_logits": runner.last_logits}
+        if any(pipe.clamped for pipe in pipes):
             warn(f"Warning: --budget {opts.budget} exceeds the context; k clamped to every "
                  f"{'page' if opts.pipeline == 'quest' else 'token'}.")
     elif opts.pipeline == "rag":
-        end_to_end, info = _run_rag(opts, model, ops, ids, clock, costs, warn)
+        end_to_end, info = _run_rag(opts, model, ops, ids[0], clock, costs, warn)
     else:
-        end_to_end, info = _run_memory(opts, model, ops, ids, clock, costs, warn)
+        end_to_end, info = _run_memory(opts, model, ops, ids[0], clock, costs, warn)
     clock.stop()
     times = {s: float(clock.times.get(s, 0.0)) for s in STAGES}
     return {"pipeline": opts.pipeline, "stages": times, "costs": costs, "end_to_end_s": end_to_end,
             "stage_sum_s": sum(times.values()), "setup_s": setup_s,
             "memory_share": sum(times[s] for s in MEMORY_STAGES) / end_to_end if end_to_end > 0 else 0.0,
-            "info": info}
+            "info": info, **extra}
+
+
+def _batch_capture(pipes: list[Any]) -> Callable[[int, Any], None] | None:
+    """The prefill hook of a batch: each pipeline that keeps the prefill's hidden states gets its own row."""
+    if getattr(pipes[0], "capture", None) is None:
+        return None
+
+    def capture(i: int, h: Any) -> None:
+        for pipe, row in zip(pipes, h, strict=True):
+            pipe.capture(i, row)
+
+    return capture
 
 
 def _make_decoder(opts: ProfileOptions, runner: Any, ops: Any) -> Any:

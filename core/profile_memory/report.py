@@ -50,6 +50,7 @@ def records(opts: ProfileOptions, result: dict[str, Any], measured: DeviceSpec, 
     total = {
         "pipeline": opts.pipeline, "stage": "total", "device": opts.device, "model": model_name,
         "context": opts.context, "decode_steps": steps, "budget": opts.budget, "seed": opts.seed, "dtype": opts.dtype,
+        "batch": opts.batch,
         "time_s": e2e, "stage_sum_s": result["stage_sum_s"],
         "sum_vs_end_to_end": result["stage_sum_s"] / e2e - 1.0 if e2e > 0 else 0.0,
         "memory_share": result["memory_share"],
