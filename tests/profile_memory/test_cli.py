@@ -37,6 +37,7 @@ def test_quest_records_and_share(run_cli):
         assert r["flops"] >= 0 and r["bytes"] > 0 and r["bound"] in ("memory", "compute")
         assert r["time_kind"] == "measured"
     assert total["paper_speedup"] == "1.04–2.2×" and "MODELLED" in total["modelled"]
+    assert total["batch"] == 1
 
 
 def test_all_pipelines_and_fpga_emu(run_cli):
@@ -92,6 +93,21 @@ def test_specs_file_changes_the_model(run_cli, tmp_path):
     assert total["gpu_spec"] == "A100"
 
 
+def test_batch_on_fpga_names_batch_and_scales_the_offloaded_bytes(run_cli):
+    """--batch 3 --device fpga: the per-sequence kernels run on every sequence; the offloaded stages' bytes are
+    3 × those of the batch-1 run (each sequence has its own KV), the "other" bytes grow far less."""
+    one, three = (_rows(run_cli("profile-memory", *SMALL, "--device", "fpga", "--batch", b, "--format", "jsonl", "-q"))
+                  for b in ("1", "3"))
+    assert three[-1]["batch"] == 3 and three[-1]["context"] == 300
+    by_stage = {r["stage"]: r for r in one}
+    for row in three[1:-1]:
+        base = by_stage[row["stage"]]
+        if row["stage"] == "other":
+            assert row["flops"] == 3 * base["flops"] and row["bytes"] < 1.01 * base["bytes"]
+        else:
+            assert row["flops"] == 3 * base["flops"] and row["bytes"] == 3 * base["bytes"]
+
+
 @pytest.mark.parametrize(("args", "code", "needle"), [
     (["--device", "gpu"], 3, "no CUDA/ROCm device"),
     (["--device", "fpga", "--fpga-backend", "xrt"], 3, "pyxrt"),
@@ -107,6 +123,9 @@ def test_specs_file_changes_the_model(run_cli, tmp_path):
     (["--specs", "/no/such.json"], 2, "spec file not found"),
     (["--dtype", "fp16"], 2, "Unknown dtype"),
     (["--device", "fpga", "--dtype", "bf16"], 2, "float32"),
+    (["--batch", "0"], 2, "--batch must be ≥ 1"),
+    (["--pipeline", "rag", "--batch", "2"], 2, "one prompt per request"),
+    (["--pipeline", "all", "--context", "600", "--batch", "2"], 2, "one prompt per request"),
 ])
 def test_bad_input(run_cli, args, code, needle):
     full = ["--model", "tiny-llama", "--context", "300", "--decode-steps", "1", *args]
