@@ -25,7 +25,7 @@ from mlx26.cli._io import (
     resolve_output_format,
 )
 from mlx26.cli._plot import ForcePlotOpt, ProfilePlotOpt, check_plot, wrote
-from mlx26.core.profile_memory.spec import DEVICES, DTYPES, FPGA_BACKENDS, PLACEMENTS
+from mlx26.core.profile_memory.spec import BATCHED, DEVICES, DTYPES, FPGA_BACKENDS, PLACEMENTS
 from mlx26.core.profile_memory.spec import PIPELINES as CORE_PIPELINES
 
 PIPELINES = (*CORE_PIPELINES, "all")
@@ -46,8 +46,8 @@ def profile_memory(
     decode_steps: Annotated[int, typer.Option("--decode-steps", help="Decode steps timed.", metavar="N")] = 8,
     dtype: Annotated[str, typer.Option("--dtype", help="fp32 | bf16: weights, activations and KV cache (bf16: "
                                        "cpu/gpu only; the HLS kernels are float32).", metavar="TEXT")] = "fp32",
-    batch: Annotated[int, typer.Option("--batch", help="Sequences decoded together (quest | indexer; seeded "
-                                       "--seed + b each): one forward over B rows, a pipeline per sequence.",
+    batch: Annotated[int, typer.Option("--batch", help="Sequences decoded together (" + " | ".join(BATCHED[:2])
+                                       + "; sequence b is seeded --seed + b): one forward over B rows, a pipeline per sequence.",
                                        metavar="B")] = 1,
     budget: Annotated[int, typer.Option("--budget", help="Tokens kept by the retrieval (pages/chunks/segments × "
                                         "their size).", metavar="N")] = 512,

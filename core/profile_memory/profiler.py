@@ -31,7 +31,7 @@ from mlx26.core.common.errors import InputError
 from mlx26.core.profile_memory.clock import LapClock
 from mlx26.core.profile_memory.costs import MEMORY_STAGES, STAGES, CostBook
 from mlx26.core.profile_memory.kernel_bw import topk_traffic
-from mlx26.core.profile_memory.spec import DEVICES, DTYPES, PIPELINES
+from mlx26.core.profile_memory.spec import BATCHED, DEVICES, DTYPES, PIPELINES
 
 OFFLOADED = {  # stages whose kernels run through FpgaOps with --device fpga
     "quest": ("prepare", "relevancy", "retrieval"),
@@ -56,8 +56,6 @@ class ProfileOptions:
     dtype: str = "fp32"
     batch: int = 1
 
-
-BATCHED = ("quest", "indexer", "dense")  # the decode-time pipelines; rag / memory are one prompt per request
 
 
 def validate(opts: ProfileOptions) -> None:

@@ -10,3 +10,5 @@ FPGA_BACKENDS = ("emu", "xrt")
 PLACEMENTS = ("auto", "gpu", "hetero")
 # Weights, activations and the KV cache in this precision (the stage byte counts follow its itemsize).
 DTYPES = ("fp32", "bf16")
+# The decode-time pipelines that take --batch > 1 (rag / memory build one prompt per request).
+BATCHED = ("quest", "indexer", "dense")
