@@ -44,7 +44,11 @@ from mlx26.core.score_code.realeval import stdlib_sample
 from mlx26.core.score_code.source import decode
 from mlx26.core.score_code.sven import Pair, dedented, load_pairs, split, split_summary
 
-FIT_PACKAGES = ("requests", "click", "jinja2", "starlette", "httpx", "peewee.py", "playhouse", "huggingface_hub",
+# Ordinary code labelled safe. Not ORMs or SQL builders (peewee and its playhouse were in this list until the
+# third real-code pass): their internals format SQL statements by design, so "every step safe" there taught the
+# model that a formatted SQL literal is harmless — the very pattern SVEN's SQL-injection fixes remove. Dropping
+# them raised the 5-fold CV F1 from 0.714 to 0.726 (SVEN train only; docs/score-code.md).
+FIT_PACKAGES = ("requests", "click", "jinja2", "starlette", "httpx", "huggingface_hub",
                 "openpyxl", "pygments", "fsspec", "anyio", "dotenv", "multipart", "rich", "openai", "mcp", "networkx",
                 "setuptools", "psutil", "selenium", "pydantic_settings", "sse_starlette", "semantic_version",
                 "pathspec", "tomli")
@@ -172,7 +176,7 @@ def _versions(packages: Sequence[str]) -> dict[str, str]:
 
     out = {}
     for name in packages:
-        dist = {"peewee.py": "peewee", "playhouse": "peewee", "dotenv": "python-dotenv", "multipart": "python-multipart",
+        dist = {"dotenv": "python-dotenv", "multipart": "python-multipart",
                 "attr": "attrs", "dateutil": "python-dateutil", "markdown_it": "markdown-it-py"}.get(name, name)
         try:
             out[name] = metadata.version(dist)
