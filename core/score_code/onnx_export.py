@@ -85,7 +85,10 @@ def model_settings(model) -> dict[str, Any]:
         return settings
     from dataclasses import asdict
 
-    return asdict(model.config)
+    settings = asdict(model.config)
+    if not settings["function_scope"]:  # absent for the window-only models, so earlier exports still match
+        del settings["function_scope"]
+    return settings
 
 
 def graph_hash(proto) -> str:

@@ -116,12 +116,17 @@ class _TransformerStream:
     """Token ids of the file so far; each step reruns only the window its SEP is read in."""
 
     def __init__(self, scorer):
+        from mlx26.core.score_code.transformer import ScopeTracker
+
         self.scorer = scorer
         self.ids: list[int] = []
+        self.scopes = ScopeTracker()
 
     def score(self, text: str) -> float:
         from mlx26.core.score_code.transformer import encode_steps, window_start
 
+        if self.scopes.starts_scope(text) and self.scorer.config.function_scope:
+            self.ids = []  # a new function scope: the stream restarts, as in score_steps
         new, _ = encode_steps([text], self.scorer.config.vocab)
         self.ids += new
         sep = len(self.ids) - 1
@@ -148,18 +153,16 @@ class OnnxTransformerScorer:
         return self.session.run(None, {"ids": np.asarray([ids], dtype=np.int64)})[0].tolist()
 
     def score_steps(self, texts: Sequence[str]) -> tuple[list[float], bool]:
-        from mlx26.core.score_code.transformer import encode_steps, windows
+        from mlx26.core.score_code.transformer import scores_by_scope
 
         if not texts:
             return [], False
-        c = self.model.config
-        ids, seps = encode_steps(texts, c.vocab)
-        scores: dict[int, float] = {}
-        for start, group in windows(len(ids), seps, c.max_len):
-            values = self.window_scores(ids[start:group[-1] + 1])
-            for q in group:
-                scores[q] = values[q - start]
-        return [scores[q] for q in seps], len(ids) > c.max_len
+
+        def at(ids: Sequence[int], positions: Sequence[int]) -> list[float]:
+            values = self.window_scores(ids)
+            return [values[q] for q in positions]
+
+        return scores_by_scope(texts, self.model.config, at)
 
     def stream(self) -> _TransformerStream:
         return _TransformerStream(self)

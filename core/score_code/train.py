@@ -124,9 +124,11 @@ def train(records: list[dict[str, Any]], out_dir: str, *, models: Sequence[str] 
                 model, info = train_linear(texts, labels)
         else:
             import torch
-            from mlx26.core.score_code.transformer import train_transformer
+            from mlx26.core.score_code.transformer import TransformerConfig, train_transformer
 
-            model, info = train_transformer(texts, labels, seed=seed, epochs=epochs, progress=progress)
+            # Real code: the function scope of the linear model, so code before a function cannot move its scores.
+            config = TransformerConfig(function_scope=1) if real else None
+            model, info = train_transformer(texts, labels, config=config, seed=seed, epochs=epochs, progress=progress)
             info["torch"] = torch.__version__
             info["torch_threads"] = torch.get_num_threads()
         info["cpu_seconds"] = round(time.process_time() - t0, 1)

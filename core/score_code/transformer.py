@@ -9,6 +9,11 @@ the head at each SEP gives p(vulnerable) and s_t = p(safe) − p(vulnerable).
 Long inputs use a sliding window that keeps causality exactly: the SEP at position p is read
 in window k = max(0, ⌊p/h⌋ − 1) starting at k·h (h = max_len / 2), which depends on p only,
 so appending steps never changes earlier scores, and every step sees at least h tokens back.
+
+``function_scope = 1`` (the models trained on real code since the third pass; ours): the token
+stream restarts where a step opens a ``def``/``class`` at the previous one's depth or shallower —
+the linear model's function scope (:class:`features.StepFeaturizer`) — so a function's scores do
+not depend on the code before it (a window of tokens would carry the previous functions in).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from mlx26.core.score_code.features import tokens
+from mlx26.core.score_code.taint import starts_function
 
 PAD, NEWLINE, SEP = 0, 1, 2
 N_SPECIAL = 3
@@ -32,6 +38,7 @@ class TransformerConfig:
     n_layers: int = 2
     d_ff: int = 128
     max_len: int = 512
+    function_scope: int = 0  # 1: the token stream restarts at each function (models without the key: 0)
 
 
 def encode_steps(texts: Sequence[str], vocab: int) -> tuple[list[int], list[int]]:
@@ -46,6 +53,34 @@ def encode_steps(texts: Sequence[str], vocab: int) -> tuple[list[int], list[int]
         seps.append(len(ids))
         ids.append(SEP)
     return ids, seps
+
+
+class ScopeTracker:
+    """Where a new function scope starts, by the rule of the linear model's featuriser."""
+
+    def __init__(self) -> None:
+        self.def_indent: int | None = None
+
+    def starts_scope(self, text: str) -> bool:
+        indent = starts_function(text)
+        if indent is None:
+            return False
+        fresh = self.def_indent is not None and indent <= self.def_indent
+        self.def_indent = indent
+        return fresh
+
+
+def scope_groups(texts: Sequence[str], function_scope: bool) -> list[list[int]]:
+    """Step indices in runs that share a token stream: one run, or one per function scope."""
+    if not function_scope:
+        return [list(range(len(texts)))] if texts else []
+    groups: list[list[int]] = []
+    tracker = ScopeTracker()
+    for i, text in enumerate(texts):
+        if tracker.starts_scope(text) or not groups:
+            groups.append([])
+        groups[-1].append(i)
+    return groups
 
 
 def window_start(pos: int, max_len: int) -> int:
@@ -101,21 +136,16 @@ class TransformerPRM:
         self.net.eval()
 
     def score_steps(self, texts: Sequence[str]) -> tuple[list[float], bool]:
-        import torch
-
         if not texts:
             return [], False
-        c = self.config
-        ids, seps = encode_steps(texts, c.vocab)
-        scores = {}
+        return scores_by_scope(texts, self.config, self._window_scores_at)
+
+    def _window_scores_at(self, ids: Sequence[int], positions: Sequence[int]) -> list[float]:
+        import torch
+
         with torch.no_grad():
-            for start, group in windows(len(ids), seps, c.max_len):
-                end = group[-1] + 1
-                logits = self.net(torch.tensor([ids[start:end]]))[0]
-                p = torch.softmax(logits[[q - start for q in group]], dim=-1)
-                for q, (ps, pv) in zip(group, p.tolist(), strict=True):
-                    scores[q] = ps - pv
-        return [scores[q] for q in seps], len(ids) > c.max_len
+            p = torch.softmax(self.net(torch.tensor([list(ids)]))[0][list(positions)], dim=-1)
+        return (p[:, 0] - p[:, 1]).tolist()
 
     def window_scores(self, ids: Sequence[int]) -> list[float]:
         """p(safe) − p(vulnerable) at every position of one window of token ids."""
@@ -136,6 +166,8 @@ class TransformerPRM:
 
         arrays = {f"state/{k}": v.detach().numpy().astype(np.float32) for k, v in self.net.state_dict().items()}
         for k, v in asdict(self.config).items():
+            if k == "function_scope" and not v:  # absent for window-only models, so earlier files keep their hashes
+                continue
             arrays[f"config/{k}"] = np.int64(v)
         return arrays
 
@@ -144,6 +176,23 @@ class TransformerPRM:
         config = TransformerConfig(**{k.split("/", 1)[1]: int(arrays[k]) for k in arrays if k.startswith("config/")})
         state = {k.split("/", 1)[1]: arrays[k] for k in arrays if k.startswith("state/")}
         return cls(config, state)
+
+
+def scores_by_scope(texts: Sequence[str], c: TransformerConfig, window_scores_at) -> tuple[list[float], bool]:
+    """Step scores: each scope's token stream in causal windows; ``window_scores_at(ids, positions)``
+    gives p(safe) − p(vulnerable) at those positions of one window. Also whether a window was exceeded."""
+    out: list[float] = [0.0] * len(texts)
+    exceeded = False
+    for members in scope_groups(texts, bool(c.function_scope)):
+        ids, seps = encode_steps([texts[i] for i in members], c.vocab)
+        scores: dict[int, float] = {}
+        for start, group in windows(len(ids), seps, c.max_len):
+            values = window_scores_at(ids[start:group[-1] + 1], [q - start for q in group])
+            scores.update(zip(group, values, strict=True))
+        for i, q in zip(members, seps, strict=True):
+            out[i] = scores[q]
+        exceeded = exceeded or len(ids) > c.max_len
+    return out, exceeded
 
 
 def train_transformer(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequence[int]], *,
@@ -162,10 +211,11 @@ def train_transformer(step_texts: Sequence[Sequence[str]], labels: Sequence[Sequ
     net = model.net
     items = []  # (ids window, target positions, target labels)
     for texts, ys in zip(step_texts, labels, strict=True):
-        ids, seps = encode_steps(texts, c.vocab)
-        label_at = dict(zip(seps, ys, strict=True))
-        for start, group in windows(len(ids), seps, c.max_len):
-            items.append((ids[start:group[-1] + 1], [q - start for q in group], [label_at[q] for q in group]))
+        for members in scope_groups(texts, bool(c.function_scope)):  # the windows scoring will read
+            ids, seps = encode_steps([texts[i] for i in members], c.vocab)
+            label_at = dict(zip(seps, [ys[i] for i in members], strict=True))
+            for start, group in windows(len(ids), seps, c.max_len):
+                items.append((ids[start:group[-1] + 1], [q - start for q in group], [label_at[q] for q in group]))
     n_pos = sum(sum(t) for _, _, t in items)
     n_all = sum(len(t) for _, _, t in items)
     weight = torch.tensor([0.5 / (n_all - n_pos), 0.5 / n_pos]) * n_all
