@@ -29,7 +29,7 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Sequence
 
 from mlx26.core.common.errors import InputError
-from mlx26.core.score_code.taint import TaintState, starts_function
+from mlx26.core.score_code.taint import ScopeTracker, TaintState
 
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+|[^\sA-Za-z0-9_]")
 CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s*\(")
@@ -149,7 +149,7 @@ class StepFeaturizer:
                        for name, (off, size) in REGIONS.items()}
         self.scope = scope
         self.taint = TaintState(origin=layout == "split") if taint else None
-        self._def_indent: int | None = None
+        self._scopes = ScopeTracker()
         self.dim = dim
         self.mask = dim - 1
         self.window = window
@@ -165,14 +165,13 @@ class StepFeaturizer:
 
     def _new_scope(self, text: str) -> None:
         """Start a fresh context when the step opens a function at the previous one's depth or shallower."""
-        indent = starts_function(text)
-        if indent is None:
-            return
-        if self.scope == "function" and self._def_indent is not None and indent <= self._def_indent:
+        first = self._scopes.def_indent is None
+        fresh = self._scopes.starts_scope(text)
+        if fresh and self.scope == "function":
             self._clear()
-        if self.taint is not None and (self._def_indent is None or indent <= self._def_indent):
+        opened_first = first and self._scopes.def_indent is not None  # the file's first def: taint starts there
+        if self.taint is not None and (fresh or opened_first):
             self.taint.reset()
-        self._def_indent = indent
 
     def _clear(self) -> None:
         if self._track:  # a fresh scope: every context feature leaves (amortised: each entered once)

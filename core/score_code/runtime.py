@@ -116,7 +116,7 @@ class _TransformerStream:
     """Token ids of the file so far; each step reruns only the window its SEP is read in."""
 
     def __init__(self, scorer):
-        from mlx26.core.score_code.transformer import ScopeTracker
+        from mlx26.core.score_code.taint import ScopeTracker
 
         self.scorer = scorer
         self.ids: list[int] = []

@@ -223,6 +223,22 @@ class TaintState:
                 self.built |= targets
 
 
+class ScopeTracker:
+    """Function scopes over steps given in order: a step that opens a ``def``/``class`` at the previous one's
+    depth or shallower starts a fresh scope (the linear model's context and the transformer's token stream)."""
+
+    def __init__(self) -> None:
+        self.def_indent: int | None = None
+
+    def starts_scope(self, text: str) -> bool:
+        indent = starts_function(text)
+        if indent is None:
+            return False
+        fresh = self.def_indent is not None and indent <= self.def_indent
+        self.def_indent = indent
+        return fresh
+
+
 def starts_function(text: str) -> int | None:
     """Indentation of a ``def``/``class`` that opens the step (a decorator first counts), else None."""
     for line in text.splitlines():

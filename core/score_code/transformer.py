@@ -12,7 +12,7 @@ so appending steps never changes earlier scores, and every step sees at least h 
 
 ``function_scope = 1`` (the models trained on real code since the third pass; ours): the token
 stream restarts where a step opens a ``def``/``class`` at the previous one's depth or shallower —
-the linear model's function scope (:class:`features.StepFeaturizer`) — so a function's scores do
+the linear model's function scope (:class:`taint.ScopeTracker`, shared) — so a function's scores do
 not depend on the code before it (a window of tokens would carry the previous functions in).
 """
 
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from mlx26.core.score_code.features import tokens
-from mlx26.core.score_code.taint import starts_function
+from mlx26.core.score_code.taint import ScopeTracker
 
 PAD, NEWLINE, SEP = 0, 1, 2
 N_SPECIAL = 3
@@ -53,21 +53,6 @@ def encode_steps(texts: Sequence[str], vocab: int) -> tuple[list[int], list[int]
         seps.append(len(ids))
         ids.append(SEP)
     return ids, seps
-
-
-class ScopeTracker:
-    """Where a new function scope starts, by the rule of the linear model's featuriser."""
-
-    def __init__(self) -> None:
-        self.def_indent: int | None = None
-
-    def starts_scope(self, text: str) -> bool:
-        indent = starts_function(text)
-        if indent is None:
-            return False
-        fresh = self.def_indent is not None and indent <= self.def_indent
-        self.def_indent = indent
-        return fresh
 
 
 def scope_groups(texts: Sequence[str], function_scope: bool) -> list[list[int]]:

@@ -424,6 +424,16 @@ def _versions() -> dict[str, str]:
     return out
 
 
+
+def _upcycled_from(preset: Any) -> dict[str, Any]:
+    """The manifest's record of how an upcycled preset's experts were built from its dense source."""
+    g = preset.upcycle_segments
+    if g > 1:
+        return {"model": preset.upcycle_from, "noise": preset.upcycle_noise, "segments": g,
+                "method": f"fine-grained upcycling (expert e = jittered copy of MLP segment e mod {g}, down_proj × {g})"}
+    return {"model": preset.upcycle_from, "noise": preset.upcycle_noise,
+            "method": "sparse upcycling (experts = jittered copies of the dense MLP)"}
+
 def _manifest(opts: TrainOptions, r: Resolved, model: Any, tokenizer: Any, used: list[dict], eval_corpus: str,
               eval_text: str, final: dict[str, Any], baselines: dict[str, float], history: list[dict[str, Any]],
               steps: int, wall: float, cpu: float, threads: int, params: int, tok_hash: str) -> dict[str, Any]:
@@ -438,13 +448,7 @@ def _manifest(opts: TrainOptions, r: Resolved, model: Any, tokenizer: Any, used:
         "tokenizer": {"name": r.tokenizer if r.tokenizer in ("byte", "bpe-4096") else Path(r.tokenizer).name,
                       "vocab_size": len(tokenizer), "hash": tok_hash},
         "corpora": used, "eval": ev,
-        **({"upcycled_from": {"model": r.preset.upcycle_from, "noise": r.preset.upcycle_noise,
-                              **({"segments": r.preset.upcycle_segments,
-                                  "method": f"fine-grained upcycling (expert e = jittered copy of MLP segment e mod "
-                                            f"{r.preset.upcycle_segments}, down_proj × {r.preset.upcycle_segments})"}
-                                 if r.preset.upcycle_segments > 1 else
-                                 {"method": "sparse upcycling (experts = jittered copies of the dense MLP)"})}}
-           if r.preset.upcycle_from else {}),
+        **({"upcycled_from": _upcycled_from(r.preset)} if r.preset.upcycle_from else {}),
         "training": {"command": opts.command, "seed": opts.seed, "steps": steps,
                      "tokens_seen": steps * r.batch_size * r.context, "batch_size": r.batch_size,
                      "context": r.context, "lr": r.lr, "minutes_budget": None if r.steps else r.minutes,
