@@ -5,8 +5,9 @@
 Part 1 (anchor: plain greedy decoding of the same target, same process): the Qualitative split (diversity
 selection per category: MiniLM when installed, else TF-IDF) decoded by ours (draft model + KV cache),
 transformers' assisted generation and prompt lookup; AL, greedy match, tokens/s, wall speedup (CPU-specific)
-and modelled speedup tau / (1 + k c_draft / c_target). Part 2: the Throughput split at one length, real
-entropy tiers vs SYNTHETIC random tokens (the overestimation finding). Part 3: `mlx26 llm serve` started as a
+and modelled speedup tau / (1 + k c_draft / c_target). Part 2: the Throughput split at one input length, real
+entropy tiers vs SYNTHETIC random tokens (the overestimation finding), at long and short outputs, with a bootstrap
+interval over prompts. Part 3: `mlx26 llm serve` started as a
 separate process, with --draft at each k and without (the plain anchor), swept over concurrency 1..16
 (streaming, httpx): throughput ratio spec / plain per level and AL scraped from /metrics. Tiny zoo models on
 a shared CPU: the figures prove the plumbing; they are not GPU figures.
@@ -53,12 +54,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, nargs="+", default=[1, 2, 4, 8, 16])
     ap.add_argument("--requests", type=int, default=16)
     ap.add_argument("--sweep-tokens", type=int, default=16)
-    ap.add_argument("--length", type=int, default=128)
+    ap.add_argument("--lengths", type=int, nargs="+", default=[128, 256, 512],
+                    help="input lengths of the Throughput split (prompt lookup at each; our engine at the middle one)")
+    ap.add_argument("--throughput-prompts", type=int, default=48, help="real prompts of the Throughput split")
+    ap.add_argument("--random-prompts", type=int, default=16, help="SYNTHETIC random-token prompts")
+    ap.add_argument("--throughput-tokens", type=int, default=256, help="new tokens per Throughput prompt")
+    ap.add_argument("--short-tokens", type=int, default=32,
+                    help="a short-output contrast: prompt lookup at the middle length with this many new tokens")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="out/spec-bench/bench")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from mlx26.core.spec_bench import embed, report, select, throughput
+    from mlx26.core.spec_bench import embed, metrics, report, select, throughput
     from mlx26.core.spec_bench.prompts import Prompt, embedded_pool, from_records
     from mlx26.core.spec_bench.run import load_pair, run
     from mlx26.core.spec_bench.server_bench import sweep
@@ -102,19 +109,33 @@ def main(argv: list[str] | None = None) -> int:
     for e in figures["engines"].values():
         als = [v for v in e["al_by_category"].values() if v is not None]
         e["al_category_min"], e["al_category_max"] = (min(als), max(als)) if als else (None, None)
-    figures["throughput"] = {"length": args.length}
-    recs = throughput.build(pool[:: max(1, len(pool) // 24)], models["tokenizer"], [args.length], 3, seed=args.seed,
-                            context=models["context"])
-    tp = [Prompt(r["id"], r["tier"], r["prompt"]) for r in recs]
-    print(f"\n## Throughput split at {args.length} tokens: AL by tier (random = SYNTHETIC)")
-    for engine in ("prompt-lookup", "ours"):
-        rep = run(tp, models, engine=engine, k=args.k, max_tokens=args.max_tokens, ids=[r["input_ids"] for r in recs])
+    figures["throughput"] = {"lengths": args.lengths, "tokens": args.throughput_tokens, "short_tokens": args.short_tokens}
+    mid = args.lengths[len(args.lengths) // 2]
+    print("\n## Throughput split: real prompts in entropy tiers vs SYNTHETIC random tokens; AL by tier and "
+          "random / real with a 90% bootstrap interval over prompts")
+    runs = ([("prompt-lookup", n, args.throughput_tokens, f"isl{n}") for n in args.lengths]
+            + [("prompt-lookup", mid, args.short_tokens, f"isl{mid}_short"), ("ours", mid, args.throughput_tokens, f"isl{mid}")])
+    for engine, length, new_tokens, key in runs:
+        recs = throughput.build(pool[:: max(1, len(pool) // args.throughput_prompts)], models["tokenizer"], [length],
+                                args.random_prompts, seed=args.seed, context=models["context"])
+        tp = [Prompt(r["id"], r["tier"], r["prompt"]) for r in recs]
+        rep = run(tp, models, engine=engine, k=args.k, max_tokens=new_tokens, ids=[r["input_ids"] for r in recs])
         al = {c["category"]: c["acceptance_length"] for c in rep["by_category"]}
-        real = [c for c in rep["by_category"] if c["category"] != "random"]
-        real_al = sum(c["new_tokens"] for c in real) / sum(c["target_calls"] for c in real)
-        figures["throughput"][engine] = {"al_by_tier": al, "real_al": real_al, "random_over_real": al["random"] / real_al}
-        print(f"{engine:<14} " + "  ".join(f"{t}={_f(al.get(t))}" for t in ("low", "mixed", "high", "random"))
-              + f"  random/real AL ratio = {_f(al['random'] / real_al)}")
+        rows = {"random": [r for r in rep["prompts"] if r["category"] == "random"],
+                "real": [r for r in rep["prompts"] if r["category"] != "random"]}
+        ci = metrics.al_ratio_interval(rows["random"], rows["real"], seed=args.seed)
+        figures["throughput"].setdefault(engine, {})[key] = {
+            "input_tokens": length, "new_tokens": new_tokens, "al_by_tier": al, "real_al": metrics.pooled_al(rows["real"]),
+            "random_over_real": ci["ratio"], "ci90": [ci["low"], ci["high"]], "ci90_low": ci["low"], "ci90_high": ci["high"],
+            "share_at_most_one": ci["share_at_most_one"], "prompts": {k: len(v) for k, v in rows.items()}}
+        print(f"{engine:<14} in={length:<4} new={new_tokens:<4} "
+              + "  ".join(f"{t}={_f(al.get(t))}" for t in ("low", "mixed", "high", "random"))
+              + f"  random/real = {_f(ci['ratio'])} [{_f(ci['low'])}, {_f(ci['high'])}] ({len(rows['real'])} real, "
+              f"{len(rows['random'])} random)")
+    pl = [figures["throughput"]["prompt-lookup"][f"isl{n}"] for n in args.lengths]
+    figures["throughput"]["prompt-lookup-summary"] = {
+        "lengths_above_one": sum(e["ci90_low"] > 1 for e in pl), "lengths_below_one": sum(e["ci90_high"] < 1 for e in pl),
+        "ratio_min": min(e["random_over_real"] for e in pl), "ratio_max": max(e["random_over_real"] for e in pl)}
 
     print(f"\n## Server sweep: `mlx26 llm serve` (separate process), {args.requests} streamed requests/level, "
           f"{args.sweep_tokens} tokens each")

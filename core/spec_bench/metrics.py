@@ -72,3 +72,39 @@ def modelled_speedup(al: float | None, k: int, cost_ratio: float) -> float | Non
 def check_k(k: int) -> None:
     if k <= 0:
         raise InputError(f"-k must be >= 1 (draft tokens per step), got {k}.")
+
+
+def pooled_al(rows: Sequence[dict]) -> float | None:
+    """AL of a group of prompts: their new tokens over their target calls (not the mean of per-prompt ALs)."""
+    return acceptance_length(sum(int(r["new_tokens"]) for r in rows), sum(int(r["target_calls"]) for r in rows))
+
+
+def al_ratio_interval(numerator: Sequence[dict], denominator: Sequence[dict], *, level: float = 0.9,
+                      resamples: int = 2000, seed: int = 0) -> dict[str, float | int | None]:
+    """Pooled AL of ``numerator`` over that of ``denominator`` (per-prompt rows with ``new_tokens`` and
+    ``target_calls``), with a percentile bootstrap interval that resamples prompts within each group.
+
+    ``share_at_most_one`` is the share of resamples with a ratio <= 1: how often the direction "numerator's AL
+    above denominator's" fails when the prompts are drawn again."""
+    import numpy as np
+
+    if not numerator or not denominator:
+        raise InputError("a ratio of acceptance lengths needs prompts in both groups")
+    if not 0 < level < 1 or resamples < 1:
+        raise InputError(f"level must be in (0, 1) and resamples >= 1, got {level}, {resamples}")
+    point_num, point_den = pooled_al(numerator), pooled_al(denominator)
+    if point_num is None or point_den is None:
+        return {"ratio": None, "low": None, "high": None, "share_at_most_one": None, "resamples": resamples}
+    rng = np.random.default_rng(seed)
+
+    def arrays(rows):
+        return (np.array([int(r["new_tokens"]) for r in rows], float), np.array([int(r["target_calls"]) for r in rows], float))
+
+    (n_new, n_calls), (d_new, d_calls) = arrays(numerator), arrays(denominator)
+    i = rng.integers(0, len(numerator), size=(resamples, len(numerator)))
+    j = rng.integers(0, len(denominator), size=(resamples, len(denominator)))
+    ratios = (n_new[i].sum(1) / n_calls[i].sum(1)) / (d_new[j].sum(1) / d_calls[j].sum(1))
+    tail = (1 - level) / 2
+    return {"ratio": point_num / point_den, "low": float(np.quantile(ratios, tail)),
+            "high": float(np.quantile(ratios, 1 - tail)), "share_at_most_one": float((ratios <= 1).mean()),
+            "resamples": resamples}

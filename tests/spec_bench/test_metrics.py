@@ -36,3 +36,31 @@ def test_modelled_speedup_closed_form_and_nulls():
     assert M.acceptance_length(10, 0) is None
     with pytest.raises(InputError):
         M.check_k(0)
+
+
+def _rows(*pairs):
+    return [{"new_tokens": n, "target_calls": c} for n, c in pairs]
+
+
+def test_al_ratio_is_the_ratio_of_pooled_acceptance_lengths():
+    random_rows, real_rows = _rows((30, 10), (20, 10)), _rows((12, 10), (18, 10), (30, 20))
+    out = M.al_ratio_interval(random_rows, real_rows, resamples=500, seed=3)
+    # Pooled, not a mean of per-prompt ALs: (50 / 20) / (60 / 40) = 2.5 / 1.5.
+    assert out["ratio"] == pytest.approx(2.5 / 1.5)
+    assert out["low"] <= out["ratio"] <= out["high"]
+    # Every resample is a ratio of two pooled ALs drawn from these prompts, so it lies between the extremes.
+    assert out["low"] >= (20 / 10) / (30 / 10) - 1e-12 and out["high"] <= (30 / 10) / (12 / 10) + 1e-12
+    assert out == M.al_ratio_interval(random_rows, real_rows, resamples=500, seed=3)
+
+
+def test_al_ratio_interval_of_identical_single_prompts_is_one():
+    out = M.al_ratio_interval(_rows((18, 10)), _rows((36, 20)), resamples=50)
+    assert out["ratio"] == out["low"] == out["high"] == pytest.approx(1.0)
+    assert out["share_at_most_one"] == 1.0
+
+
+def test_al_ratio_interval_refuses_empty_groups_and_bad_levels():
+    with pytest.raises(InputError, match="both groups"):
+        M.al_ratio_interval([], _rows((1, 1)))
+    with pytest.raises(InputError, match="level"):
+        M.al_ratio_interval(_rows((1, 1)), _rows((1, 1)), level=1.0)

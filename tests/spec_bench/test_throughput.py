@@ -46,16 +46,20 @@ def test_entropy_closed_form():
 
 @pytest.mark.slow
 def test_random_tokens_overestimate_prompt_lookup_acceptance(models):
-    """The paper's finding, in direction, at this configuration (every 60th prompt, 24 tokens): random-token
-    inputs give AL >= real prompts for prompt lookup. Not robust on the tiny models: benchmarks/spec_bench.py
-    (every 20th prompt, 16 tokens) measures the reverse; docs/spec-bench.md reports both."""
+    """The paper's finding, in direction, at the benchmark's headline configuration (every 10th Spec-Bench
+    prompt, 256 input tokens, 16 random-token prompts, 256 new tokens): random-token inputs give prompt lookup
+    a higher AL than the real tiers, the 90 % bootstrap interval over prompts above 1. Not at every
+    configuration: benchmarks/spec_bench.py also runs 128 and 512 input tokens and 32 new tokens (where the
+    direction reverses); docs/spec-bench.md reports all of them."""
+    from mlx26.core.spec_bench.metrics import al_ratio_interval
     from mlx26.core.spec_bench.run import run
 
     path = shared_data("spec-bench") / "question.jsonl"
     rows = [(i, json.loads(line)) for i, line in enumerate(path.read_text().splitlines(), 1)]
-    real = from_records(rows, str(path))[::60]
-    recs = throughput.build(real, models["tokenizer"], [128], 3, seed=0, context=1024)
-    prompts = [Prompt(r["id"], "random" if r["tier"] == "random" else "real", r["prompt"]) for r in recs]
-    report = run(prompts, models, engine="prompt-lookup", k=4, max_tokens=24, ids=[r["input_ids"] for r in recs])
-    al = {c["category"]: c["acceptance_length"] for c in report["by_category"]}
-    assert al["random"] >= al["real"], al
+    real = from_records(rows, str(path))[::10]
+    recs = throughput.build(real, models["tokenizer"], [256], 16, seed=0, context=1024)
+    prompts = [Prompt(r["id"], r["tier"], r["prompt"]) for r in recs]
+    report = run(prompts, models, engine="prompt-lookup", k=4, max_tokens=256, ids=[r["input_ids"] for r in recs])
+    rand = [r for r in report["prompts"] if r["category"] == "random"]
+    ci = al_ratio_interval(rand, [r for r in report["prompts"] if r["category"] != "random"])
+    assert len(rand) == 16 and ci["low"] > 1, ci
