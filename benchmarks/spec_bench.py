@@ -5,9 +5,9 @@
 Part 1 (anchor: plain greedy decoding of the same target, same process): the Qualitative split (diversity
 selection per category: MiniLM when installed, else TF-IDF) decoded by ours (draft model + KV cache),
 transformers' assisted generation and prompt lookup; AL, greedy match, tokens/s, wall speedup (CPU-specific)
-and modelled speedup tau / (1 + k c_draft / c_target). Part 2: the Throughput split at one input length, real
-entropy tiers vs SYNTHETIC random tokens (the overestimation finding), at long and short outputs, with a bootstrap
-interval over prompts. Part 3: `mlx26 llm serve` started as a
+and modelled speedup tau / (1 + k c_draft / c_target). Part 2: the Throughput split at 128/256/512 input tokens,
+real entropy tiers vs SYNTHETIC random tokens (the overestimation finding), 256 new tokens, plus a 32-token
+contrast at 256 input tokens, each with a bootstrap interval over prompts. Part 3: `mlx26 llm serve` started as a
 separate process, with --draft at each k and without (the plain anchor), swept over concurrency 1..16
 (streaming, httpx): throughput ratio spec / plain per level and AL scraped from /metrics. Tiny zoo models on
 a shared CPU: the figures prove the plumbing; they are not GPU figures.

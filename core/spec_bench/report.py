@@ -24,7 +24,8 @@ def rows(loaded: Sequence[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, A
                             "key": c["category"], "acceptance_length": c["acceptance_length"],
                             "greedy_match": c.get("greedy_match"), "throughput_tokens_per_s": None,
                             "ttft_median_s": None, "tpot_median_s": None,
-                            "modelled_speedup": s.get("modelled_speedup"), "wall_speedup_cpu": s.get("wall_speedup_cpu")})
+                            # the category's own figures (null in reports written before they were kept)
+                            "modelled_speedup": c.get("modelled_speedup"), "wall_speedup_cpu": c.get("wall_speedup_cpu")})
         elif records and all("concurrency" in r for r in records):
             for r in records:
                 out.append({"kind": "concurrency", "source": path, "engine": "server", "k": r.get("k"),

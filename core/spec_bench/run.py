@@ -60,7 +60,7 @@ def encode_prompts(prompts: Sequence[Prompt], tokenizer: Any, ids: Sequence[Sequ
         if context and len(toks) + max_tokens + k > context:
             raise InputError(f"prompt '{p.id}' ({p.category}) has {len(toks)} tokens: with --max-tokens {max_tokens} "
                              f"and -k {k} it exceeds the target's context of {context}.",
-                             "shorten the prompt or lower --max-tokens")
+                             "shorten the prompt, lower --max-tokens, or pass --truncate-prompt-tokens N")
         out.append(toks)
     return out
 
@@ -110,7 +110,8 @@ def run(prompts: Sequence[Prompt], models: dict[str, Any], *, engine: str, k: in
                "accepted": [s.accepted for s in spec.steps] if spec.steps else None,
                "spec_tokens_per_s": len(spec.tokens) / spec.seconds if spec.seconds else None,
                "plain_tokens_per_s": len(plain.tokens) / plain.seconds if plain.seconds else None,
-               "wall_speedup_cpu": plain.seconds / spec.seconds if spec.seconds else None}
+               "wall_speedup_cpu": plain.seconds / spec.seconds if spec.seconds else None,
+               "spec_seconds": spec.seconds, "plain_seconds": plain.seconds}
         if check_greedy or temperature == 0:
             row["greedy_match"] = match
         rows.append(row)
@@ -131,7 +132,7 @@ def run(prompts: Sequence[Prompt], models: dict[str, Any], *, engine: str, k: in
                "wall_speedup_label": CPU_LABEL.format(cores=cores), "c_draft_over_c_target": ratio,
                "modelled_speedup": M.modelled_speedup(al, k, ratio),
                "greedy_match": all(matches) if matches else None, "truncate_prompt_tokens": truncate}
-    return {"summary": summary, "by_category": by_category(rows, k), "prompts": rows,
+    return {"summary": summary, "by_category": by_category(rows, k, ratio), "prompts": rows,
             "provenance": {"mlx26": __version__, "seed": seed, "python": platform.python_version(),
                            "torch": torch.__version__}}
 
@@ -147,7 +148,9 @@ def _engine(engine: str, target: Any, draft: Any, toks: list[int], max_tokens: i
     return E.hf_assisted(target, draft, toks, max_tokens, k, eos_ids=eos, temperature=temperature, seed=seed)
 
 
-def by_category(rows: Sequence[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+def by_category(rows: Sequence[dict[str, Any]], k: int, cost_ratio: float | None = None) -> list[dict[str, Any]]:
+    """Per category: pooled AL, the modelled speedup from that AL (when the draft's cost ratio is known) and
+    the category's own wall speedup (its plain decoding seconds over its speculative seconds)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault(r["category"], []).append(r)
@@ -156,7 +159,12 @@ def by_category(rows: Sequence[dict[str, Any]], k: int) -> list[dict[str, Any]]:
         new = sum(r["new_tokens"] for r in members)
         calls = sum(r["target_calls"] for r in members)
         matches = [r["greedy_match"] for r in members if r.get("greedy_match") is not None]
-        out.append({"category": category, "prompts": len(members), "acceptance_length": M.acceptance_length(new, calls),
+        al = M.acceptance_length(new, calls)
+        spec_s = sum(r.get("spec_seconds") or 0.0 for r in members)
+        plain_s = sum(r.get("plain_seconds") or 0.0 for r in members)
+        out.append({"category": category, "prompts": len(members), "acceptance_length": al,
                     "new_tokens": new, "target_calls": calls,
-                    "greedy_match": all(matches) if matches else None})
+                    "greedy_match": all(matches) if matches else None,
+                    "modelled_speedup": None if cost_ratio is None else M.modelled_speedup(al, k, cost_ratio),
+                    "wall_speedup_cpu": plain_s / spec_s if spec_s and plain_s else None})
     return out

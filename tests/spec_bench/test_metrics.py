@@ -64,3 +64,21 @@ def test_al_ratio_interval_refuses_empty_groups_and_bad_levels():
         M.al_ratio_interval([], _rows((1, 1)))
     with pytest.raises(InputError, match="level"):
         M.al_ratio_interval(_rows((1, 1)), _rows((1, 1)), level=1.0)
+
+
+def test_each_category_gets_its_own_modelled_and_wall_speedup():
+    from mlx26.core.spec_bench.report import rows as report_rows
+    from mlx26.core.spec_bench.run import by_category
+
+    prompts = [{"category": "code", "new_tokens": 30, "target_calls": 10, "spec_seconds": 1.0, "plain_seconds": 3.0},
+               {"category": "code", "new_tokens": 10, "target_calls": 10, "spec_seconds": 1.0, "plain_seconds": 1.0},
+               {"category": "chat", "new_tokens": 10, "target_calls": 10, "spec_seconds": 2.0, "plain_seconds": 1.0}]
+    cats = {c["category"]: c for c in by_category(prompts, k=4, cost_ratio=0.25)}
+    assert cats["code"]["acceptance_length"] == 2.0 and cats["code"]["modelled_speedup"] == pytest.approx(2.0 / 2.0)
+    assert cats["chat"]["modelled_speedup"] == pytest.approx(1.0 / 2.0)
+    assert cats["code"]["wall_speedup_cpu"] == pytest.approx(4.0 / 2.0) and cats["chat"]["wall_speedup_cpu"] == 0.5
+    report = {"summary": {"engine": "ours", "k": 4, "modelled_speedup": 0.9, "wall_speedup_cpu": 1.5},
+              "by_category": list(cats.values())}
+    table = {r["key"]: r for r in report_rows([("run.json", [report])])}
+    # the table shows each category's own figures, not the run's overall ones
+    assert table["chat"]["modelled_speedup"] == pytest.approx(0.5) and table["chat"]["wall_speedup_cpu"] == 0.5

@@ -22,12 +22,13 @@ def spec_server(models):
 
 def test_sweep_reports_every_level_and_counter_al_equals_engine_log(spec_server):
     server, backend = spec_server
-    for level in (1, 2, 4):
+    for level in (1, 2, 4, 8, 16):  # the sweep, 1…16
         start = len(backend.counters.log)
-        row = server_bench.sweep(server.base_url, server.model_name, PROMPTS, [level], requests=4, max_tokens=8)[0]
+        n = max(4, level)
+        row = server_bench.sweep(server.base_url, server.model_name, PROMPTS, [level], requests=n, max_tokens=8)[0]
         log = backend.counters.log[start:]
         engine_al = sum(e["new_tokens"] for e in log) / sum(e["target_calls"] for e in log)
-        assert row["ok"] == row["requests"] == 4 and row["concurrency"] == level
+        assert row["ok"] == row["requests"] == n and row["concurrency"] == level
         assert row["spec_counters"] is True
         assert row["acceptance_length"] == pytest.approx(engine_al, rel=1e-12)
         assert 1 <= row["acceptance_length"] <= 4
