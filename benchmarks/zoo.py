@@ -1,4 +1,5 @@
-"""Benchmark the shipped zoo models against general-purpose compressors on held-out stdlib code.
+"""Benchmark the shipped zoo models against general-purpose compressors on held-out stdlib code and on
+the sources of installed packages none of them trained on.
 
 The anchor is the issue's: xz -9e, bz2 -9 and gzip -9 compressing the same held-out bytes.
 One run prints, per model: bits/byte, the ratio to each compressor (below 1 = the model
@@ -78,15 +79,45 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{r['model']:18} {r['parameters']:>9,} {r['bits_per_byte']:>9.4f} {r['ratio_to_xz']:>6.3f} "
               f"{r['ratio_to_bz2']:>6.3f} {r['ratio_to_gzip']:>6.3f} {r['score_bytes_per_s']:>10,.0f} "
               f"{r['xz_bytes_per_s']:>10,.0f}")
+    unseen = _unseen_packages(args.max_bytes, registry, bits_per_byte, compressor_bits_per_byte)
     record("zoo", {"bytes": len(data), "corpus": args.corpus, "compressors": {k.split()[0]: v for k, v in base.items()},
-                   "models": {r["model"]: r for r in rows}, "threads": threads},
+                   "models": {r["model"]: r for r in rows}, "threads": threads, "unseen_packages": unseen},
            data=[{"name": f"{args.corpus} held-out", "source": f"the zoo's {args.corpus} corpus, held-out split, "
                   f"first {len(data):,} bytes (real Python stdlib source)"},
+                 {"name": "packages-code held-out", "source": "the zoo's packages-code corpus, held-out split (whole "
+                  f"installed distributions no zoo model trained on: {', '.join(unseen['packages'])}), first "
+                  f"{unseen['bytes']:,} bytes (real third-party Python source)"},
                  {"name": "zoo models", "source": "the shipped tiny models, trained locally on the train split"}])
     if args.json:
         print(json.dumps({"bytes": len(data), "compressors": base, "models": rows, "cores": os.cpu_count(),
                           "threads": threads}, indent=2))
     return 0
+
+
+def _unseen_packages(max_bytes, registry, bits_per_byte, compressor_bits_per_byte) -> dict:
+    """Every shipped model and the compressors on the held-out distributions of ``packages-code``: code from
+    packages none of the models saw (the generalisation check; tiny-llama-pkgs trained on the other packages)."""
+    from mlx26.core.zoo import corpus
+    from mlx26.core.zoo.corpora import package_inventory
+
+    text = corpus("packages-code").text("heldout", max_bytes)
+    base = {k.split()[0]: v for k, v in compressor_bits_per_byte(text).items()}
+    packages = sorted({name.split("/")[0] for name in (d.name for d in corpus("packages-code").documents("heldout"))})
+    versions = {row["name"]: row["version"] for row in package_inventory()}
+    models = {}
+    for name in registry.shipped_names():
+        model, tok = registry.load_model(name), registry.load_tokenizer(name)
+        r = bits_per_byte(model, tok, text, context=registry.read_manifest(name)["training"]["context"])
+        models[name] = {"bits_per_byte": r["bits_per_byte"], **{f"ratio_to_{k}": r["bits_per_byte"] / v
+                                                                for k, v in base.items()}}
+    print(f"\nunseen packages (packages-code held-out, {len(text.encode()):,} bytes from {len(packages)} "
+          f"distributions no model trained on)")
+    print("compressors (bits/byte): " + ", ".join(f"{k} {v:.4f}" for k, v in base.items()))
+    for name, r in models.items():
+        print(f"{name:18} {r['bits_per_byte']:>9.4f} {r['ratio_to_xz']:>6.3f} {r['ratio_to_bz2']:>6.3f} "
+              f"{r['ratio_to_gzip']:>6.3f}")
+    return {"bytes": len(text.encode()), "compressors": base, "models": models, "packages": packages,
+            "versions": {p: versions.get(p, "") for p in packages}}
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 # zoo recipe.  Run:  make smoke-zoo | make demo-zoo | make reproduce-zoo | make bench-zoo
 # (or standalone: make -f recipes/zoo.mk smoke-zoo MLX26=mlx26)
-# reproduce-zoo rebuilds the shipped tokenizer and the three shipped models into $(OUT)/zoo
-# (about 12 CPU-minutes on one thread) and scores each next to xz / bz2 / gzip.
+# reproduce-zoo rebuilds the shipped tokenizer and four shipped models (tiny-llama, tiny-llama-pkgs,
+# tiny-llama-draft, tiny-moe) into $(OUT)/zoo (about 30 CPU-minutes on one thread) and scores each next to
+# xz / bz2 / gzip. tiny-llama-pkgs reads the installed packages' sources: the same text only where the
+# same distributions and versions are installed.
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DELETE_ON_ERROR:
@@ -43,6 +45,9 @@ $(ZOO_DIR)/bpe-4096/tokenizer.json:
 $(ZOO_DIR)/models/tiny-llama/manifest.json:
 	$(MLX26) zoo train tiny-llama --minutes 12 --seed $(SEED) --out $(@D) --force --format json > $(ZOO_DIR)/tiny-llama.train.json
 
+$(ZOO_DIR)/models/tiny-llama-pkgs/manifest.json:
+	$(MLX26) zoo train tiny-llama-pkgs --minutes 12 --seed $(SEED) --out $(@D) --force --format json > $(ZOO_DIR)/tiny-llama-pkgs.train.json
+
 $(ZOO_DIR)/models/tiny-llama-draft/manifest.json:
 	$(MLX26) zoo train tiny-llama-draft --minutes 2 --seed $(SEED) --out $(@D) --force --format json > $(ZOO_DIR)/tiny-llama-draft.train.json
 
@@ -52,7 +57,8 @@ $(ZOO_DIR)/models/tiny-moe/manifest.json:
 $(ZOO_DIR)/%.eval.csv: $(ZOO_DIR)/models/%/manifest.json
 	$(MLX26) zoo eval $(<D) --format csv -o $@ --force
 
-reproduce-zoo: $(ZOO_DIR)/bpe-4096/tokenizer.json $(ZOO_DIR)/tiny-llama.eval.csv $(ZOO_DIR)/tiny-llama-draft.eval.csv $(ZOO_DIR)/tiny-moe.eval.csv
+reproduce-zoo: $(ZOO_DIR)/bpe-4096/tokenizer.json $(ZOO_DIR)/tiny-llama.eval.csv $(ZOO_DIR)/tiny-llama-pkgs.eval.csv \
+  $(ZOO_DIR)/tiny-llama-draft.eval.csv $(ZOO_DIR)/tiny-moe.eval.csv
 	cmp $(ZOO_DIR)/bpe-4096/tokenizer.json "$$($(MLX26) zoo path tiny-llama)/tokenizer.json" \
 	  && echo "tokenizer rebuilt byte-identical to the shipped one"
 	@for f in $(filter %.csv,$^); do echo "== $$f"; cat $$f; done

@@ -19,18 +19,28 @@ exact text it saw. Nothing is downloaded:
   release without the texts).
 * ``arithmetic`` — seeded word problems with worked solutions (:mod:`.arithmetic`), 20 000
   train and 1 000 held-out documents for seed 0.
+* ``packages-code`` — the ``.py`` sources of the installed third-party distributions (what
+  ``importlib.metadata`` lists; mlx26 itself excluded), **split by distribution**: a whole
+  distribution is held out when ``sha256("package:" + normalised name) mod 10 == 0``, so held-out
+  code comes from packages a model never saw. Test, vendored and third-party directories and files
+  over 200 KB or with lines over 1,000 characters (generated tables) are skipped; exact duplicates are
+  dropped (first by distribution name), and a held-out file equal to a training file is dropped. Each
+  distribution contributes at most 512 KB to ``train`` and 64 KB to ``heldout``, so large frameworks do
+  not crowd out the small packages; documents are ordered by the hash of ``distribution/path``.
 
-The hashes of the stdlib corpora depend on the Python version (its stdlib); manifests
-record both.
+The hashes of the stdlib corpora depend on the Python version (its stdlib), those of
+``packages-code`` on the installed distributions and their versions; manifests record them.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.metadata
 import importlib.util
 import inspect
 import platform
+import re
 import sysconfig
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -223,6 +233,97 @@ def _arithmetic_documents(split: str) -> Iterator[Document]:
         yield Document(f"arithmetic:{split}:{i}", arithmetic.format_problem(prob))
 
 
+# --------------------------------------------------------------------------- installed packages
+
+PACKAGE_HELDOUT_MODULUS = 10
+PACKAGE_CAPS = {"train": 512_000, "heldout": 64_000}  # bytes per distribution and split
+PACKAGE_SKIP_DIRS = EXCLUDED_DIRS | {"testing", "_vendor", "vendor", "vendored", "_vendored", "third_party",
+                                     "thirdparty", "_thirdparty", "externals", "extern"}
+PACKAGE_MAX_FILE, PACKAGE_MAX_LINE = 200_000, 1_000
+OWN_DISTRIBUTIONS = frozenset({"mlx26"})
+
+
+def distribution_name(name: str) -> str:
+    """PEP 503 normalised name (``Foo.Bar_baz`` → ``foo-bar-baz``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def package_split(name: str) -> str:
+    return "heldout" if _bucket("package:" + distribution_name(name)) % PACKAGE_HELDOUT_MODULUS == 0 else "train"
+
+
+@lru_cache(maxsize=1)
+def _package_files() -> tuple[tuple[str, str, tuple[tuple[str, Path], ...]], ...]:
+    """(name, version, ((relative path, path), …)) per installed distribution, sorted by name; files
+    filtered by directory and name, in hash order."""
+    seen: dict[str, tuple[str, str, tuple[tuple[str, Path], ...]]] = {}
+    for dist in importlib.metadata.distributions():
+        raw = dist.metadata["Name"] if dist.metadata else None
+        if not raw:
+            continue
+        name = distribution_name(raw)
+        if name in OWN_DISTRIBUTIONS or name in seen:
+            continue
+        files = []
+        for f in dist.files or ():
+            parts = f.parts
+            if not parts or not parts[-1].endswith(".py") or any(p in PACKAGE_SKIP_DIRS for p in parts[:-1]):
+                continue
+            if parts[0] == ".." or parts[-1] == "conftest.py" or parts[-1].startswith("test_") \
+                    or parts[-1].endswith("_test.py"):
+                continue
+            files.append((f"{name}/{'/'.join(parts)}", Path(dist.locate_file(f))))
+        files.sort(key=lambda item: (_bucket(item[0]), item[0]))
+        seen[name] = (name, dist.version or "", tuple(files))
+    return tuple(seen[n] for n in sorted(seen))
+
+
+def _package_text(path: Path) -> str | None:
+    try:
+        if path.stat().st_size > PACKAGE_MAX_FILE:
+            return None
+    except OSError:
+        return None
+    text = _read(path)
+    if not text or not text.strip() or max(map(len, text.splitlines()), default=0) > PACKAGE_MAX_LINE:
+        return None
+    return text
+
+
+@lru_cache(maxsize=1)
+def _package_documents_cached() -> dict[str, tuple[Document, ...]]:
+    chosen: dict[str, list[tuple[int, Document]]] = {"train": [], "heldout": []}
+    seen: dict[str, set[str]] = {"train": set(), "heldout": set()}
+    for split in ("train", "heldout"):  # train first: a held-out file equal to a training one is dropped
+        for name, _, files in _package_files():
+            if package_split(name) != split:
+                continue
+            used = 0
+            for rel, path in files:
+                if used >= PACKAGE_CAPS[split]:
+                    break
+                text = _package_text(path)
+                if text is None:
+                    continue
+                digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+                if digest in seen["train"] or digest in seen[split]:
+                    continue
+                seen[split].add(digest)
+                used += len(text.encode("utf-8"))
+                chosen[split].append((_bucket(rel), Document(rel, text)))
+    return {split: tuple(d for _, d in sorted(docs, key=lambda item: (item[0], item[1].name)))
+            for split, docs in chosen.items()}
+
+
+def _package_documents(split: str) -> Iterator[Document]:
+    return iter(_package_documents_cached()[split])
+
+
+def package_inventory() -> list[dict[str, str]]:
+    """name, version and split of every distribution ``packages-code`` draws on (for manifests)."""
+    return [{"name": n, "version": v, "split": package_split(n)} for n, v, files in _package_files() if files]
+
+
 # --------------------------------------------------------------------------- registry
 
 CORPORA: dict[str, Corpus] = {
@@ -233,6 +334,8 @@ CORPORA: dict[str, Corpus] = {
                           _shakespeare_documents),
     "arithmetic": Corpus("arithmetic", "seeded arithmetic word problems with worked solutions",
                          _arithmetic_documents),
+    "packages-code": Corpus("packages-code", "installed third-party packages' Python source, split by package",
+                            _package_documents),
 }
 
 

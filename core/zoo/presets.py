@@ -4,6 +4,9 @@ Our own choice of sizes (no paper reconstructed):
 
 * ``tiny-llama`` — LlamaConfig, d128, 4 layers, 4 heads, SwiGLU 384, tied embeddings.
 * ``tiny-llama-draft`` — d64, 2 layers, same tokenizer: the draft of the speculative pair.
+* ``tiny-llama-pkgs`` — tiny-llama's shape and CPU budget, trained on a broader corpus: the sources of
+  the installed third-party packages (split by package, so held-out packages are unseen) and stdlib code,
+  an equal byte share each.
 * ``tiny-moe`` — MixtralConfig, d128, 2 layers, 8 experts, top-2, load-balancing loss.
 * ``tiny-llama-long`` — d512, 4 layers, head_dim 64, 32k positions; **random init, for
   timing and memory profiles only** (never trained, never shipped; built from its config).
@@ -56,6 +59,12 @@ PRESETS: dict[str, Preset] = {
                     num_key_value_heads=4, max_position_embeddings=1024),
                "Llama, d128 × 4 layers, BPE-4096, trained on stdlib code", shipped=True, minutes=12.0, lr=8e-3,
                batch_size=8, context=128),
+        Preset("tiny-llama-pkgs", "llama",
+               dict(hidden_size=128, intermediate_size=384, num_hidden_layers=4, num_attention_heads=4,
+                    num_key_value_heads=4, max_position_embeddings=1024),
+               "Llama, d128 × 4 layers (tiny-llama's shape and budget), trained on installed packages' code "
+               "(held-out packages unseen) and stdlib code", shipped=True, minutes=12.0, lr=8e-3, batch_size=8,
+               context=128, corpora=("packages-code", "stdlib-code")),
         Preset("tiny-llama-draft", "llama",
                dict(hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=2,
                     num_key_value_heads=2, max_position_embeddings=1024),

@@ -3,4 +3,4 @@
 ``mlx26.cli.zoo`` imports this at module level; :mod:`.corpora` builds its registry in this order.
 """
 
-CORPUS_NAMES = ("stdlib-code", "stdlib-prose", "shakespeare", "arithmetic")
+CORPUS_NAMES = ("stdlib-code", "stdlib-prose", "shakespeare", "arithmetic", "packages-code")

@@ -97,3 +97,38 @@ def test_arithmetic_splits_differ_and_wrong_steps_fail_the_check():
     bad = arithmetic.ArithmeticProblem("q", (("2 + 2", 5),), 5, "gain")
     assert not arithmetic.check_steps(bad)
     assert arithmetic.extract_answer("Step 1: 1 + 1 = 2\nAnswer: 2\nAnswer: 7\n") == 7
+
+
+def test_packages_code_holds_out_whole_distributions():
+    code = corpora.corpus("packages-code")
+    docs = {split: list(code.documents(split)) for split in ("train", "heldout")}
+    packages = {split: {d.name.split("/")[0] for d in docs[split]} for split in docs}
+    assert len(packages["heldout"]) >= 3 and len(packages["train"]) > 3 * len(packages["heldout"])
+    assert not packages["train"] & packages["heldout"]  # a distribution lives in one split only
+    assert "mlx26" not in packages["train"] | packages["heldout"]
+    # The split rule, recomputed independently: held out iff sha256("package:" + name) mod 10 == 0.
+    for name in packages["train"] | packages["heldout"]:
+        bucket = int(hashlib.sha256(f"package:{name}".encode()).hexdigest()[:12], 16)
+        assert (bucket % 10 == 0) == (name in packages["heldout"]), name
+    train_digests = {hashlib.sha256(d.text.encode()).hexdigest() for d in docs["train"]}
+    for split, cap in corpora.PACKAGE_CAPS.items():
+        digests = [hashlib.sha256(d.text.encode()).hexdigest() for d in docs[split]]
+        assert len(digests) == len(set(digests))  # exact duplicates dropped
+        per_package: dict[str, int] = {}
+        for d in docs[split]:
+            parts = d.name.split("/")
+            assert d.name.endswith(".py") and not corpora.PACKAGE_SKIP_DIRS & set(parts[1:-1]), d.name
+            assert not parts[-1].startswith("test_") and parts[-1] != "conftest.py", d.name
+            assert max(map(len, d.text.splitlines())) <= corpora.PACKAGE_MAX_LINE
+            per_package[parts[0]] = per_package.get(parts[0], 0) + len(d.text.encode())
+        # a distribution stops adding files once it reaches its cap, so it overshoots by under one file
+        assert max(per_package.values()) < cap + corpora.PACKAGE_MAX_FILE
+    assert not train_digests & {hashlib.sha256(d.text.encode()).hexdigest() for d in docs["heldout"]}
+
+
+def test_package_split_uses_normalised_names_and_the_inventory_lists_versions():
+    assert corpora.distribution_name("Foo.Bar_baz") == "foo-bar-baz"
+    assert corpora.package_split("Typing_Extensions") == corpora.package_split("typing-extensions")
+    inventory = corpora.package_inventory()
+    assert inventory and all(set(row) == {"name", "version", "split"} for row in inventory)
+    assert {row["split"] for row in inventory} == {"train", "heldout"}
