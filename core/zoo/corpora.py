@@ -24,9 +24,13 @@ exact text it saw. Nothing is downloaded:
   distribution is held out when ``sha256("package:" + normalised name) mod 10 == 0``, so held-out
   code comes from packages a model never saw. Test, vendored and third-party directories and files
   over 200 KB or with lines over 1,000 characters (generated tables) are skipped; exact duplicates are
-  dropped (first by distribution name), and a held-out file equal to a training file is dropped. Each
-  distribution contributes at most 512 KB to ``train`` and 64 KB to ``heldout``, so large frameworks do
-  not crowd out the small packages; documents are ordered by the hash of ``distribution/path``.
+  dropped (first by distribution name), and so is a held-out file that is a *near copy* of training code
+  (a fork, or a module vendored or backported under another name): one with ≥ 30 % of its specific lines
+  of ≥ 30 characters in this split's training files or in ``stdlib-code``'s training split (lines found in
+  5 or more training files, licence headers and common imports, are not counted either way). A distribution stops
+  adding files once it holds 512 KB (``train``) or 64 KB (``heldout``), so it can pass that by one file
+  and large frameworks do not crowd out the small packages; documents are ordered by the hash of
+  ``distribution/path``.
 
 The hashes of the stdlib corpora depend on the Python version (its stdlib), those of
 ``packages-code`` on the installed distributions and their versions; manifests record them.
@@ -42,6 +46,7 @@ import inspect
 import platform
 import re
 import sysconfig
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -240,6 +245,9 @@ PACKAGE_CAPS = {"train": 512_000, "heldout": 64_000}  # bytes per distribution a
 PACKAGE_SKIP_DIRS = EXCLUDED_DIRS | {"testing", "_vendor", "vendor", "vendored", "_vendored", "third_party",
                                      "thirdparty", "_thirdparty", "externals", "extern"}
 PACKAGE_MAX_FILE, PACKAGE_MAX_LINE = 200_000, 1_000
+# A held-out file is a near copy if ≥ 30 % of its specific lines of ≥ 30 characters (found in fewer than 5
+# training files) were trained on.
+SHINGLE_MIN, NEAR_COPY_SHARE, BOILERPLATE_FILES = 30, 0.3, 5
 OWN_DISTRIBUTIONS = frozenset({"mlx26"})
 
 
@@ -269,7 +277,7 @@ def _package_files() -> tuple[tuple[str, str, tuple[tuple[str, Path], ...]], ...
             parts = f.parts
             if not parts or not parts[-1].endswith(".py") or any(p in PACKAGE_SKIP_DIRS for p in parts[:-1]):
                 continue
-            if parts[0] == ".." or parts[-1] == "conftest.py" or parts[-1].startswith("test_") \
+            if parts[0] == ".." or parts[-1] == "conftest.py" or parts[-1].startswith(("test_", "__editable__")) \
                     or parts[-1].endswith("_test.py"):
                 continue
             files.append((f"{name}/{'/'.join(parts)}", Path(dist.locate_file(f))))
@@ -290,17 +298,36 @@ def _package_text(path: Path) -> str | None:
     return text
 
 
+def _shingles(text: str) -> list[str]:
+    """The lines near-duplicate detection compares: stripped, at least ``SHINGLE_MIN`` characters."""
+    return [line for line in (raw.strip() for raw in text.splitlines()) if len(line) >= SHINGLE_MIN]
+
+
+def _near_copy(text: str, seen_files: Counter[str]) -> bool:
+    """≥ ``NEAR_COPY_SHARE`` of the file's specific long lines occur in training code. Lines found in
+    ``BOILERPLATE_FILES`` or more training files (licence headers, common imports) are not evidence of a copy
+    and are left out of both counts."""
+    lines = [line for line in _shingles(text) if seen_files[line] < BOILERPLATE_FILES]
+    return bool(lines) and sum(seen_files[line] > 0 for line in lines) >= NEAR_COPY_SHARE * len(lines)
+
+
 @lru_cache(maxsize=1)
 def _package_documents_cached() -> dict[str, tuple[Document, ...]]:
     chosen: dict[str, list[tuple[int, Document]]] = {"train": [], "heldout": []}
     seen: dict[str, set[str]] = {"train": set(), "heldout": set()}
-    for split in ("train", "heldout"):  # train first: a held-out file equal to a training one is dropped
+    train_lines: Counter[str] = Counter()  # long line → training files holding it
+    for split in ("train", "heldout"):  # train first: held-out files are checked against it
+        if split == "heldout":
+            # Near copies (forks, vendored or backported modules under another name) of what a zoo model
+            # trains on: this split's training files and the stdlib-code training split.
+            for doc in _code_documents("train"):
+                train_lines.update(set(_shingles(doc.text)))
         for name, _, files in _package_files():
             if package_split(name) != split:
                 continue
             used = 0
             for rel, path in files:
-                if used >= PACKAGE_CAPS[split]:
+                if used >= PACKAGE_CAPS[split]:  # checked before a file: a package can pass it by one file
                     break
                 text = _package_text(path)
                 if text is None:
@@ -308,15 +335,24 @@ def _package_documents_cached() -> dict[str, tuple[Document, ...]]:
                 digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
                 if digest in seen["train"] or digest in seen[split]:
                     continue
+                if split == "heldout" and _near_copy(text, train_lines):
+                    continue
                 seen[split].add(digest)
                 used += len(text.encode("utf-8"))
                 chosen[split].append((_bucket(rel), Document(rel, text)))
+                if split == "train":
+                    train_lines.update(set(_shingles(text)))
     return {split: tuple(d for _, d in sorted(docs, key=lambda item: (item[0], item[1].name)))
             for split, docs in chosen.items()}
 
 
 def _package_documents(split: str) -> Iterator[Document]:
-    return iter(_package_documents_cached()[split])
+    docs = _package_documents_cached()[split]
+    if not docs:
+        raise InputError(f"packages-code: no installed distribution falls in its {split} split",
+                         "the split is by package name (sha256 mod 10); install more packages, or use another "
+                         "corpus")
+    return iter(docs)
 
 
 def package_inventory() -> list[dict[str, str]]:
