@@ -6,6 +6,8 @@ held-out accuracy and MODELLED energy per sequence (45 nm table, counted from th
 with each model's energy relative to its ANN twin. Ablations on top:
 
 * attention at equal DAS on the salient task: softmax-free (linear) vs softmax vs Spike2Max;
+* a query-dependent retrieval probe (salient-query, SYNTHETIC, one block, 800 steps): the same attentions,
+  and Spike2Max with exact as well as power-of-two normalisation;
 * DAS: dead-neuron fraction at init and after 200 steps, and the first layer's gradient norm at init, for
   SpikingLM with and without DAS on the source task;
 * fused DAS vs unfused (the model's logits and every DASLinear's output), onnxruntime vs torch on 100 held-out
@@ -41,11 +43,14 @@ ARCHS = {"ann": dict(arch="ann", attn="softmax", das=False),
          "spikinglm": dict(arch="spikinglm", attn="spike2max", das=True)}
 ABLATION = {"snn_das_linear": dict(arch="snn", attn="linear", das=True),
             "snn_das_softmax": dict(arch="snn", attn="softmax", das=True)}
+# The query-dependent retrieval probe: every attention at equal DAS, and Spike2Max with both normalisations.
+QUERY = {**ABLATION, "spikinglm": dict(arch="spikinglm", attn="spike2max", das=True, norm="pow2"),
+         "spikinglm_exact": dict(arch="spikinglm", attn="spike2max", das=True, norm="exact")}
 
 
-def run(task, opts, a, data, test, log, steps=None):
+def run(task, opts, a, data, test, log, steps=None, layers=None):
     torch.manual_seed(a.seed)
-    m = TR.build(data, layers=a.layers, **opts)
+    m = TR.build(data, layers=layers or a.layers, **opts)
     t0 = time.perf_counter()
     info = TR.fit(m, data, steps=steps or a.steps, batch=a.batch, lr=a.lr, seed=a.seed)
     acc = TR.accuracy(TR.predict(m, test), test.labels)
@@ -88,6 +93,8 @@ def main() -> None:
     p.add_argument("--max-len", type=int, default=32)
     p.add_argument("--tasks", default="salient,source,pair")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--query-steps", type=int, default=800, help="salient-query probe: steps (one block); 0 = skip")
+    p.add_argument("--query-n-train", type=int, default=20000)
     p.add_argument("--no-record", action="store_true", help="Print only; write no results file.")
     a = p.parse_args()
     apply_torch_threads(torch)
@@ -114,6 +121,14 @@ def main() -> None:
         s = figures["tasks"]["salient"]
         figures["attention"] = {"spike2max_minus_linear": s["spikinglm"]["accuracy"] - s["snn_das_linear"]["accuracy"],
                                 "softmax_minus_spike2max": s["snn_das_softmax"]["accuracy"] - s["spikinglm"]["accuracy"]}
+    if a.query_steps:
+        # One block, so the query's colour and the ranking must meet in a single attention step.
+        data = tasks.builtin("salient-query", "train", a.query_n_train, a.seed, a.max_len)
+        test = tasks.builtin("salient-query", "heldout", a.n_test, a.seed, a.max_len)
+        rows = {name: run("salient-query", opts, a, data, test, log, steps=a.query_steps, layers=1)[1]
+                for name, opts in QUERY.items()}
+        figures["query"] = {"synthetic": True, "data": data.source, "layers": 1, "steps": a.query_steps,
+                            "n_train": len(data), **rows}
     # DAS ablation on real text, 200 steps.
     das_task = "source" if "source" in figures["tasks"] else a.tasks.split(",")[0]
     data = tasks.builtin(das_task, "train", a.n_train, a.seed, a.max_len)
@@ -144,12 +159,16 @@ def main() -> None:
         f"{figures['das']['grad_init_ratio']:.2f}; fused diff {figures['fusion']['linear_max_abs_diff']:.2e}; "
         f"onnx diff {figures['onnx']['max_abs_diff']:.2e}, latency ×{figures['onnx']['onnx_over_torch']:.2f}; "
         f"Spike2Max pow2 / softmax energy {figures['normalisation']['spike2max_pow2_over_softmax']:.4f}")
+    if "query" in figures:
+        q = figures["query"]
+        print("salient-query (SYNTHETIC, 1 block): " + ", ".join(f"{n} acc {q[n]['accuracy']:.3f}" for n in QUERY))
     for task, rows in figures["tasks"].items():
         print(f"{task} ({'SYNTHETIC' if rows['synthetic'] else 'REAL text'}): " + ", ".join(
             f"{n} acc {r['accuracy']:.3f} E {r['energy_vs_ann']:.3f}×ANN" for n, r in rows.items() if isinstance(r, dict)))
     if not a.no_record:
         out = record("spike", figures, data=[
             {"name": "salient", "source": "SYNTHETIC (core/spike/tasks.py, seeded)"},
+            {"name": "salient-query", "source": "SYNTHETIC (core/spike/tasks.py, seeded)"},
             {"name": "zoo stdlib-code / stdlib-prose / arithmetic", "source": "the running Python's standard library "
              "and the zoo's seeded arithmetic problems (core/zoo/corpora.py)"}])
         print(f"bench-spike: wrote {out}")

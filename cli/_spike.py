@@ -102,8 +102,8 @@ def model_options(arch: str, attn: str | None, das: bool | None, T: int | None, 
 
 
 def require_text(task: str) -> None:
-    """Every task but the synthetic one tokenizes text with the zoo's shipped tokenizer (transformers)."""
-    if task != "salient":
+    """Every task but the synthetic ones tokenizes text with the zoo's shipped tokenizer (transformers)."""
+    if task not in ("salient", "salient-query"):
         require("transformers", "spike")
 
 

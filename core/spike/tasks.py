@@ -19,6 +19,10 @@ Substitutes, built from the zoo corpora (our own task definitions, not GLUE; tra
 * ``salient`` — LABELLED SYNTHETIC: a sequence of (level, value) tokens; the label is the value of the
   token with the highest level. The top level varies, so the answer needs a comparison across the whole
   sequence: a winner-takes-all readout, which is what Spike2Max restores and softmax-free attention lacks.
+* ``salient-query`` — LABELLED SYNTHETIC: (colour, level, value) tokens and one query token carrying a
+  colour; the label is the value of the highest-level token *of the query's colour* (tokens of the other
+  colour may rank higher). The winner depends on a token elsewhere in the sequence, so the retrieval is
+  query-dependent, the case where attention weights (not only their sums) decide.
 
 Sequences are token ids of the shipped ``bpe-4096`` tokenizer (pairs joined by its ``<|eos|>``), truncated to
 ``max_len`` longest segment first (the count of truncated sequences is reported).
@@ -36,6 +40,7 @@ from mlx26.core.common.errors import InputError, unknown_name
 from mlx26.core.spike.spec import BUILTIN_TASKS, GLUE_TASKS, TASKS
 
 SALIENT_LEVELS, SALIENT_VALUES, SALIENT_LEN = 6, 4, (16, 32)
+QUERY_COLOURS, QUERY_LEVELS, QUERY_VALUES, QUERY_LEN = 2, 4, 4, (8, 16)
 GLUE_FORMATS = {
     # task: (text columns, label column, label names in class order)
     "sst2": (("sentence",), "label", ("0", "1")),
@@ -95,6 +100,35 @@ def salient(n: int, seed: int, min_len: int = SALIENT_LEN[0], max_len: int = SAL
         labels.append(values[winner])
     return _pack(rows, labels, tuple(str(v) for v in range(SALIENT_VALUES)), 1 + SALIENT_LEVELS * SALIENT_VALUES,
                  max_len, synthetic=True, source=f"salient (SYNTHETIC, seed {seed})")
+
+
+def salient_query(n: int, seed: int, min_len: int = QUERY_LEN[0], max_len: int = QUERY_LEN[1]) -> Dataset:
+    """``n`` SYNTHETIC sequences of ``min_len``…``max_len`` tokens plus one query token: token id =
+    1 + (colour·L + level)·V + value, query id = 1 + C·L·V + colour (0 = padding)."""
+    C, L, V = QUERY_COLOURS, QUERY_LEVELS, QUERY_VALUES
+    rng = random.Random(seed)
+    rows, labels = [], []
+    for _ in range(n):
+        length = rng.randint(min_len, max_len)
+        colours = [rng.randrange(C) for _ in range(length)]
+        query = rng.randrange(C)
+        mine = [i for i in range(length) if colours[i] == query]
+        if not mine:
+            colours[0] = query
+            mine = [0]
+        levels = [rng.randrange(L) for _ in range(length)]
+        top = rng.randint(1, L - 1)
+        for i in mine:  # half the query-coloured distractors sit one level below the winner
+            levels[i] = top - 1 if rng.random() < 0.5 else rng.randrange(top)
+        winner = rng.choice(mine)
+        levels[winner] = top
+        values = [rng.randrange(V) for _ in range(length)]
+        row = [1 + (c * L + lv) * V + v for c, lv, v in zip(colours, levels, values, strict=True)]
+        row.insert(rng.randrange(length + 1), 1 + C * L * V + query)
+        rows.append(row)
+        labels.append(values[winner])
+    return _pack(rows, labels, tuple(str(v) for v in range(V)), 1 + C * L * V + C, max_len + 1, synthetic=True,
+                 source=f"salient-query (SYNTHETIC, seed {seed})")
 
 
 # --------------------------------------------------------------------------- text tasks
@@ -189,6 +223,9 @@ def builtin(task: str, split: str, n: int, seed: int, max_len: int = 64) -> Data
         # Held-out sequences come from another seed stream (seed + 1000003).
         return salient(n, seed if split == "train" else seed + 1_000_003,
                        min_len=min(SALIENT_LEN[0], max_len), max_len=min(SALIENT_LEN[1], max_len))
+    if task == "salient-query":
+        return salient_query(n, seed if split == "train" else seed + 1_000_003,
+                             min_len=min(QUERY_LEN[0], max_len - 1), max_len=min(QUERY_LEN[1], max_len - 1))
     tok = _tokenizer()
     if task == "source":
         texts, labels = _source_lines(split, n, seed)

@@ -24,6 +24,27 @@ def test_salient_label_is_the_value_of_the_unique_top_level_token():
     assert not torch.equal(tasks.builtin("salient", "heldout", 300, 5).ids[:, :8], d.ids[:, :8])
 
 
+def test_salient_query_label_is_the_top_token_of_the_query_colour():
+    d = tasks.salient_query(400, seed=7)
+    C, L, V = tasks.QUERY_COLOURS, tasks.QUERY_LEVELS, tasks.QUERY_VALUES
+    other_colour_wins = 0
+    for row, label in zip(d.ids.tolist(), d.labels.tolist(), strict=True):
+        toks = [t - 1 for t in row if t != 0]
+        queries = [t - C * L * V for t in toks if t >= C * L * V]
+        assert len(queries) == 1  # exactly one query token
+        items = [(t // V // L, t // V % L, t % V) for t in toks if t < C * L * V]
+        mine = [(lv, v) for c, lv, v in items if c == queries[0]]
+        top = max(lv for lv, _ in mine)
+        assert [lv for lv, _ in mine].count(top) == 1 and dict(mine)[top] == label
+        other_colour_wins += max(lv for _, lv, _ in items) > top
+    # often a token of the other colour ranks higher: the query, not the global maximum, decides
+    assert other_colour_wins > 50
+    assert d.synthetic and "SYNTHETIC" in d.source
+    assert torch.equal(tasks.salient_query(400, seed=7).ids, d.ids)
+    assert not torch.equal(tasks.builtin("salient-query", "heldout", 400, 7).ids, tasks.builtin(
+        "salient-query", "train", 400, 7).ids)
+
+
 def _write(tmp_path, name, lines):
     p = tmp_path / name
     p.write_text("\n".join(lines) + "\n", encoding="utf-8")
