@@ -18,11 +18,13 @@ Substitutes, built from the zoo corpora (our own task definitions, not GLUE; tra
   REAL text);
 * ``salient`` — LABELLED SYNTHETIC: a sequence of (level, value) tokens; the label is the value of the
   token with the highest level. The top level varies, so the answer needs a comparison across the whole
-  sequence: a winner-takes-all readout, which is what Spike2Max restores and softmax-free attention lacks.
+  sequence; meant as a winner-takes-all probe, though softmax-free attention solves it too (the top token
+  can recognise itself by counting higher levels; docs/spike.md).
 * ``salient-query`` — LABELLED SYNTHETIC: (colour, level, value) tokens and one query token carrying a
   colour; the label is the value of the highest-level token *of the query's colour* (tokens of the other
-  colour may rank higher). The winner depends on a token elsewhere in the sequence, so the retrieval is
-  query-dependent, the case where attention weights (not only their sums) decide.
+  colour may rank higher), so the winner depends on a token elsewhere in the sequence. Softmax-free
+  attention solves this one as well (a head can broadcast the query's colour); it separates Spike2Max's
+  two normalisations (docs/spike.md).
 
 Sequences are token ids of the shipped ``bpe-4096`` tokenizer (pairs joined by its ``<|eos|>``), truncated to
 ``max_len`` longest segment first (the count of truncated sequences is reported).

@@ -356,7 +356,8 @@ def _package_documents(split: str) -> Iterator[Document]:
 
 
 def package_inventory() -> list[dict[str, str]]:
-    """name, version and split of every distribution ``packages-code`` draws on (for manifests)."""
+    """name, version and split of every distribution ``packages-code`` draws on (manifests pin only the text
+    hash; `make bench-zoo` records the versions of the held-out packages it scores)."""
     return [{"name": n, "version": v, "split": package_split(n)} for n, v, files in _package_files() if files]
 
 
