@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mlx26.core.common.errors import InputError
 from mlx26.core.score_code.aggregate import aggregate
 from mlx26.core.score_code.analyzers import Finding, run_bandit, run_semgrep
 from mlx26.core.score_code.corpus import Example
@@ -33,6 +34,36 @@ def prf(pred: Sequence[bool], gold: Sequence[bool]) -> dict[str, float]:
     f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
     return {"precision": round(precision, 4), "recall": round(recall, 4), "f1": round(f1, 4), "n": len(gold),
             "positives": sum(bool(g) for g in gold)}
+
+
+def f1_difference(pred_a: Sequence[bool], pred_b: Sequence[bool], gold: Sequence[bool], groups: Sequence[int], *,
+                  resamples: int = 2000, level: float = 0.9, seed: int = 0) -> dict[str, float | int]:
+    """F1(a) − F1(b) on the same items, with a paired percentile bootstrap that resamples whole ``groups``
+    (e.g. a SVEN pair: its vulnerable and fixed function together), and the share of resamples where a's F1
+    is above b's. Small test sets make F1 noisy; this says how much."""
+    import numpy as np
+
+    if not len(pred_a) == len(pred_b) == len(gold) == len(groups) or not gold:
+        raise InputError("f1_difference needs equal, non-empty prediction, label and group lists")
+    ids = sorted(set(groups))
+    members = {g: [i for i, x in enumerate(groups) if x == g] for g in ids}
+
+    def f1(pred, rows):
+        tp = sum(pred[i] and gold[i] for i in rows)
+        wrong = sum(pred[i] != gold[i] for i in rows)
+        return 2 * tp / (2 * tp + wrong) if tp + wrong else 0.0
+
+    rng = np.random.default_rng(seed)
+    diffs = []
+    for _ in range(resamples):
+        rows = [i for g in rng.choice(len(ids), size=len(ids)) for i in members[ids[g]]]
+        diffs.append(f1(pred_a, rows) - f1(pred_b, rows))
+    every = list(range(len(gold)))
+    tail = (1 - level) / 2
+    return {"difference": round(f1(pred_a, every) - f1(pred_b, every), 4),
+            "low": round(float(np.quantile(diffs, tail)), 4), "high": round(float(np.quantile(diffs, 1 - tail)), 4),
+            "share_a_above": round(float(np.mean(np.array(diffs) > 0)), 4), "resamples": resamples,
+            "groups": len(ids)}
 
 
 def _flagged(findings: list[Finding], name: str, min_severity: bool = False) -> list[tuple[int, int]]:

@@ -50,7 +50,7 @@ from mlx26.core.common.errors import BackendMissing, InputError
 from mlx26.core.score_code import sven
 from mlx26.core.score_code.aggregate import aggregate
 from mlx26.core.score_code.analyzers import Finding, available, run_bandit, run_semgrep
-from mlx26.core.score_code.evaluate import prf
+from mlx26.core.score_code.evaluate import f1_difference, prf
 from mlx26.core.score_code.prm import manifest, score_text
 from mlx26.core.score_code.segment import split_lines
 from mlx26.core.score_code.source import decode
@@ -398,9 +398,11 @@ def evaluate_real(pairs: Sequence[sven.Pair], models: dict[str, Any], rules: dic
     function_level: dict[str, Any] = {}
     localisation: dict[str, Any] = {}
     rank: dict[str, Any] = {}
+    gold = [g for _, g, _ in keys]
+    preds = {system: [verdict(system, k) for k, _, _ in keys] for system in systems}
+    pair_of = [i for i in range(len(pairs)) for _ in ("vulnerable", "fixed")]
     for system in systems:
-        pred = [verdict(system, k) for k, _, _ in keys]
-        gold = [g for _, g, _ in keys]
+        pred = preds[system]
         function_level[system] = {"all": prf(pred, gold), "by_cwe": {
             c: prf([x for x, (_, _, p) in zip(pred, keys, strict=True) if p.cwe == c],
                    [g for g, (_, _, p) in zip(gold, keys, strict=True) if p.cwe == c]) for c in cwes}}
@@ -428,6 +430,9 @@ def evaluate_real(pairs: Sequence[sven.Pair], models: dict[str, Any], rules: dic
                       for i, p in enumerate(pairs) for s in [scored[system][f"sven/{i}/vulnerable"]] if s.steps]
             row["random_step_rate"] = round(sum(chance) / len(chance), 4) if chance else 0.0
         localisation[system] = row
+        if system in models:  # each PRM against each analyzer on the same functions, resampling SVEN pairs
+            function_level[system]["f1_minus"] = {a: f1_difference(pred, preds[a], gold, pair_of, seed=seed)
+                                                  for a in found}
         fixed_v = [value(system, f"sven/{i}/fixed") for i in range(len(pairs))]
         vuln_v = [value(system, f"sven/{i}/vulnerable") for i in range(len(pairs))]
         rank[system] = ranking(fixed_v, vuln_v, higher_is_safer=system in models)

@@ -257,3 +257,22 @@ def test_cli_eval_error_paths(run_cli, tmp_path, monkeypatch):
     monkeypatch.setattr(R, "available", lambda name: name != "semgrep")
     absent = run_cli("score-code", "eval", "--sven", folder, "--analyzers", "bandit,semgrep")
     assert absent.code == 3 and "semgrep" in absent.stderr and "pip install 'mlx26[score-code]'" in absent.stderr
+
+
+def test_f1_difference_is_paired_and_resamples_whole_pairs():
+    from mlx26.core.common.errors import InputError
+    from mlx26.core.score_code.evaluate import f1_difference, prf
+
+    gold = [True, False] * 10  # 10 (vulnerable, fixed) pairs
+    groups = [i for i in range(10) for _ in range(2)]
+    good = list(gold)  # every verdict right
+    lazy = [True] * 20  # flags everything: P = 0.5, R = 1
+    out = f1_difference(good, lazy, gold, groups, resamples=300, seed=1)
+    assert out["difference"] == pytest.approx(prf(good, gold)["f1"] - prf(lazy, gold)["f1"], abs=1e-4)
+    # every resample holds whole pairs, so each has a vulnerable and a fixed version: the difference is 1 − 2/3
+    assert out["low"] == out["high"] == pytest.approx(1 / 3, abs=1e-4) and out["share_a_above"] == 1.0
+    same = f1_difference(lazy, lazy, gold, groups, resamples=50)
+    assert same["difference"] == same["low"] == same["high"] == 0.0 and same["share_a_above"] == 0.0
+    assert out == f1_difference(good, lazy, gold, groups, resamples=300, seed=1)
+    with pytest.raises(InputError):
+        f1_difference(good, lazy[:3], gold, groups)
