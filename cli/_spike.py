@@ -17,6 +17,7 @@ from mlx26.core.spike.spec import (
     NORMS,
     RUNTIMES,
     SURROGATES,
+    SYNTHETIC_TASKS,
     TASKS,
 )
 
@@ -103,7 +104,7 @@ def model_options(arch: str, attn: str | None, das: bool | None, T: int | None, 
 
 def require_text(task: str) -> None:
     """Every task but the synthetic ones tokenizes text with the zoo's shipped tokenizer (transformers)."""
-    if task not in ("salient", "salient-query"):
+    if task not in SYNTHETIC_TASKS:
         require("transformers", "spike")
 
 

@@ -7,7 +7,8 @@ SURROGATES = ("atan", "sigmoid")
 RUNTIMES = ("torch", "onnx")
 NORMS = ("exact", "pow2")
 # Substitute tasks built from text the project has, the synthetic one, and the GLUE formats a user supplies.
-BUILTIN_TASKS = ("salient", "salient-query", "source", "pair")
+SYNTHETIC_TASKS = ("salient", "salient-query")  # generated here: no tokenizer, no text
+BUILTIN_TASKS = (*SYNTHETIC_TASKS, "source", "pair")
 GLUE_TASKS = ("sst2", "mrpc", "rte", "qnli")
 TASKS = BUILTIN_TASKS + GLUE_TASKS
 # Per-arch defaults: attention and DAS (the CLI's --attn / --das override them).

@@ -1,4 +1,5 @@
-"""One torch thread for every profile-memory test (the machine is shared); a shared tiny model."""
+"""One torch thread for every profile-memory test (the machine is shared); a shared tiny model; the check that
+every strided kernel of a backend (emulation or XRT) refuses a bad view."""
 
 from __future__ import annotations
 
@@ -22,3 +23,17 @@ def tiny_model(torch1):
     from mlx26.core.zoo import load_model
 
     return load_model("tiny-llama")
+
+
+def assert_every_kernel_refuses(kernels, view, needle: str) -> None:
+    """page_minmax, page_score and gather each raise an InputError matching ``needle`` for ``view``."""
+    import numpy as np
+    from mlx26.core.common.errors import InputError
+
+    dim = view.shape[-1]
+    with pytest.raises(InputError, match=needle):
+        kernels.page_minmax(view, 16)
+    with pytest.raises(InputError, match=needle):
+        kernels.page_score(np.zeros((3, dim), np.float32), view, view)
+    with pytest.raises(InputError, match=needle):
+        kernels.gather(view, np.zeros((3, 1), np.int32))

@@ -12,6 +12,8 @@ from mlx26.core.profile_memory.costs import CostBook, StageCost
 from mlx26.core.profile_memory.devices import BUILTIN, DeviceSpec, load_specs, measured_spec
 from mlx26.core.profile_memory.placement import plan
 
+from .conftest import assert_every_kernel_refuses
+
 
 @pytest.fixture(scope="module")
 def profiled(tiny_model):
@@ -551,7 +553,6 @@ def test_xrt_strided_views_equal_the_emulation(monkeypatch, tmp_path):
 
 
 def test_xrt_refuses_bad_strides_before_any_transfer(monkeypatch, tmp_path):
-    from mlx26.core.common.errors import InputError
     from mlx26.fpga import emu
 
     synced = _fake_pyxrt(monkeypatch)
@@ -559,13 +560,7 @@ def test_xrt_refuses_bad_strides_before_any_transfer(monkeypatch, tmp_path):
     storage = np.zeros(3 * 20 * 16, np.float32)
     for stride, offset, needle in [(15 * 16, 0, "overlap"), (-320, 0, "non-negative"), (328, 0, "whole number"),
                                    (320, 336, "past its storage"), (320, 8, "start on a 512-bit beat")]:
-        view = emu.Strided(storage, (3, 16, 16), stride, offset)
-        with pytest.raises(InputError, match=needle):
-            k.page_minmax(view, 16)
-        with pytest.raises(InputError, match=needle):
-            k.page_score(np.zeros((3, 16), np.float32), view, view)
-        with pytest.raises(InputError, match=needle):
-            k.gather(view, np.zeros((3, 1), np.int32))
+        assert_every_kernel_refuses(k, emu.Strided(storage, (3, 16, 16), stride, offset), needle)
     assert k.bytes_to_device == 0 and not synced and not k._resident
 
 
