@@ -27,7 +27,7 @@ LOG2E = 1.0 / math.log(2.0)
 
 def spike2max(x: torch.Tensor, norm: str = "exact", mask: torch.Tensor | None = None, dim: int = -1) -> torch.Tensor:
     """Float Spike2Max over ``dim``; ``mask`` (bool, broadcastable, True = keep). Differentiable (pow2: the
-    power-of-two divisor is treated as a constant)."""
+    forward value is the shift's, the gradient the exact normalisation's — a straight-through estimator)."""
     if norm not in NORMS:
         raise unknown_name("normalisation", norm, NORMS)
     neg = torch.finfo(x.dtype).min
@@ -40,8 +40,16 @@ def spike2max(x: torch.Tensor, norm: str = "exact", mask: torch.Tensor | None = 
     s = a.sum(dim, keepdim=True)
     if norm == "exact":
         return a / torch.where(s > 0, s, torch.ones_like(s))
-    k = torch.round(torch.log(torch.where(s > 0, s, torch.ones_like(s))) * LOG2E).detach()
-    return a * torch.pow(2.0, -k)
+    safe = torch.where(s > 0, s, torch.ones_like(s))
+    k = torch.round(torch.log(safe) * LOG2E).detach()
+    shifted = a * torch.pow(2.0, -k)
+    if not (torch.is_grad_enabled() and a.requires_grad):
+        return shifted
+    # Straight-through: the forward value is the shift's, the gradient the exact normalisation's. With the
+    # divisor as a constant instead, the scores get no gradient from the normalisation (the −p·Σ term of
+    # softmax's Jacobian), and training loses most of what the competition between tokens is for.
+    exact = a / safe
+    return exact + (shifted - exact).detach()
 
 
 def softmax(x: torch.Tensor, mask: torch.Tensor | None = None, dim: int = -1) -> torch.Tensor:

@@ -17,9 +17,12 @@ Substitutes, built from the zoo corpora (our own task definitions, not GLUE; tra
 * ``pair`` — do two lines come from the same source (code / prose / arithmetic; an MRPC-like pair task on
   REAL text);
 * ``salient`` — LABELLED SYNTHETIC: a sequence of (level, value) tokens; the label is the value of the
-  token with the highest level. The top level varies, so the answer needs a comparison across the whole
-  sequence; meant as a winner-takes-all probe, though softmax-free attention solves it too (the top token
-  can recognise itself by counting higher levels; docs/spike.md).
+  token with the highest level, among 16 levels. The top level varies and half the distractors sit one level
+  below it, so the answer needs a comparison across the whole sequence. Sixteen levels, not the six of the
+  first version, because softmax-free attention solved six (every attention was ≥ 0.997: a sum can single
+  out the top of a few levels — by weights growing fast enough with the level, or by each token counting the
+  levels above its own); with 16 it cannot at this width, and the task separates the attentions
+  (docs/spike.md).
 * ``salient-query`` — LABELLED SYNTHETIC: (colour, level, value) tokens and one query token carrying a
   colour; the label is the value of the highest-level token *of the query's colour* (tokens of the other
   colour may rank higher), so the winner depends on a token elsewhere in the sequence. Softmax-free
@@ -41,7 +44,7 @@ import torch
 from mlx26.core.common.errors import InputError, unknown_name
 from mlx26.core.spike.spec import BUILTIN_TASKS, GLUE_TASKS, TASKS
 
-SALIENT_LEVELS, SALIENT_VALUES, SALIENT_LEN = 6, 4, (16, 32)
+SALIENT_LEVELS, SALIENT_VALUES, SALIENT_LEN = 16, 4, (16, 32)
 QUERY_COLOURS, QUERY_LEVELS, QUERY_VALUES, QUERY_LEN = 2, 4, 4, (8, 16)
 GLUE_FORMATS = {
     # task: (text columns, label column, label names in class order)
