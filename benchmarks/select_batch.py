@@ -89,6 +89,21 @@ def run(steps: int, out: Path, seed: int, methods: tuple[str, ...], budget_mode:
     return results
 
 
+def limit_blas_threads() -> object | None:
+    """Give numpy/scipy's BLAS (the greedy's small products and NNLS refits) the torch thread count, so "one
+    thread" means one thread: with its default of one thread per core next to another job, the greedy took
+    2–3× longer in dev runs on the 2-core machine. Needs threadpoolctl (scikit-learn's dependency); without it
+    BLAS keeps its default. Returns the limiter (keep it alive) or None."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        print("threadpoolctl is not installed: numpy's BLAS keeps its own thread count", file=sys.stderr)
+        return None
+    from mlx26.core.common.threads import torch_threads
+
+    return threadpool_limits(limits=torch_threads() or os.cpu_count() or 1, user_api="blas")
+
+
 def stratified_halves(rows: list[dict]) -> tuple[list[dict], list[dict]]:
     """Alternate the rows of each domain between validation and test, so both halves have the same mix."""
     seen: dict[str, int] = {}
@@ -213,6 +228,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="Print the results as JSON too.")
     parser.add_argument("--synthetic-only", action="store_true", help="Only the synthetic utility table (seconds).")
     args = parser.parse_args()
+    _blas_limit = limit_blas_threads()  # held for the whole run
     synthetic = synthetic_table()
     if args.synthetic_only:
         record("select_batch_synthetic", {"synthetic": synthetic}, data=[SYNTHETIC_DATA])
@@ -277,7 +293,7 @@ def main() -> None:
 
     figures: dict = {"synthetic": synthetic, "steps": args.steps, "seeds": seeds, "pool_size": args.pool_size, "n_val": args.n_val,
                      "methods": list(args.methods), "reservoir": list(args.reservoir), "anchor_every": args.anchor_every,
-                     "feature_len": args.feature_len,
+                     "feature_len": args.feature_len, "blas_threads_limited": _blas_limit is not None,
                      "budget_mode": args.budget_mode, "train_weights": args.train_weights, "runs": {}}
     for label in labels:
         figures["runs"][key(label)] = {

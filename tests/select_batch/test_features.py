@@ -121,3 +121,39 @@ def test_features_are_computed_in_bounded_chunks(zoo, monkeypatch):
     head.requires_grad_(True)
     ref = _reference(feat.model, feat, [head], hidden_detached=True)
     np.testing.assert_allclose(got, ref, atol=2e-5 * np.abs(ref).max())
+
+
+def test_cached_encoding_equals_the_tokenizers_own_padding_and_truncation(zoo, monkeypatch):
+    """encode() reuses each text's token ids; the batch must be what the tokenizer itself returns, at every
+    sequence length, in any order, with repeats, on either padding side — and tokenise each text once."""
+    import mlx26.core.select_batch.features as features
+    from mlx26.core.select_batch.features import Featurizer
+
+    torch = pytest.importorskip("torch")
+    load_model, tok = zoo
+    feat = Featurizer(load_model("tiny-llama"), tok, "last-layer", proj_dim=0, seq_len=32)
+    texts = [*TEXTS, TEXTS[0] * 20, "", TEXTS[1]]
+    calls: list[int] = []
+    real = feat.tokenizer
+    monkeypatch.setattr(feat, "tokenizer", type("Counting", (), {
+        "__call__": lambda _self, batch, **kw: calls.append(len(batch)) or real(batch, **kw),
+        "pad_token_id": real.pad_token_id, "padding_side": real.padding_side})())
+    for seq_len in (32, 5, 32):
+        feat.seq_len = seq_len
+        for batch in (texts, texts[::-1], texts[2:4]):
+            ids, mask = feat.encode(batch)
+            want = real(batch, return_tensors="pt", padding=True, truncation=True, max_length=seq_len)
+            assert torch.equal(ids, want["input_ids"]) and torch.equal(mask, want["attention_mask"])
+    assert calls == [len(set(texts)), len(set(texts))]  # once per distinct text and length
+    feat.tokenizer = real
+    real.padding_side = "left"
+    try:
+        ids, mask = feat.encode(texts)
+        want = real(texts, return_tensors="pt", padding=True, truncation=True, max_length=32)
+        assert torch.equal(ids, want["input_ids"]) and torch.equal(mask, want["attention_mask"])
+    finally:
+        real.padding_side = "right"
+    monkeypatch.setattr(features, "TOKEN_CACHE_MAX", 2)  # a bounded cache: cleared, still correct
+    feat.seq_len = 7
+    ids, _ = feat.encode(texts)
+    assert torch.equal(ids, real(texts, return_tensors="pt", padding=True, truncation=True, max_length=7)["input_ids"])
