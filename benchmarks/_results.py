@@ -49,9 +49,26 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+# Vector extensions that change CPU timings by integer factors: machines that all report "AMD EPYC" differ here
+# (bf16 GEMMs are native with avx512_bf16 / AMX and emulated without; a bf16 latency ratio from one is not the
+# other's).
+ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_tile")
+
+
+def _cpu_flags() -> list[str] | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                present = set(line.split(":", 1)[1].split())
+                return [f for f in ISA_FLAGS if f in present]
+    except OSError:
+        pass
+    return None
+
+
 def machine() -> dict[str, Any]:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return {"cores": os.cpu_count(), "cpu": _cpu_model(), "platform": platform.platform(),
+    return {"cores": os.cpu_count(), "cpu": _cpu_model(), "cpu_flags": _cpu_flags(), "platform": platform.platform(),
             "python": platform.python_version(), "torch": _version("torch"), "numpy": _version("numpy"),
             "load_avg_1min": load}
 
