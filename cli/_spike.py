@@ -125,8 +125,12 @@ def test_data(record: dict, test: str | None, n_test: int | None, max_len: int |
         return tasks.glue(task, test, max_len or cfg["max_len"])
     if test is not None:
         raise InputError(f"the model was trained on the built-in task {task}, which reads no --test file")
-    return tasks.builtin(task, "heldout", n_test or record.get("n_test", 1000), record.get("seed", 0),
+    data = tasks.builtin(task, "heldout", n_test or record.get("n_test", 1000), record.get("seed", 0),
                          max_len or cfg["max_len"])
+    if data.vocab != cfg.get("vocab", data.vocab):  # the task's definition changed since (salient: 6 → 16 levels)
+        raise InputError(f"the model was trained on an earlier version of --task {task} (vocabulary {cfg['vocab']}, "
+                         f"the task now has {data.vocab})", f"retrain it: mlx26 spike train --task {task} …")
+    return data
 
 
 def runtime(value: str) -> str:

@@ -66,6 +66,23 @@ def test_export_then_onnx_eval_match_torch(run_cli, model, tmp_path):
     assert r.code == 2 and "existing file" in r.stderr
 
 
+def test_a_model_of_an_earlier_task_version_is_refused_with_one_line(run_cli, tmp_path, monkeypatch):
+    """The salient task grew from 6 to 16 levels: a model trained on the old vocabulary must not meet the
+    regenerated held-out ids with an IndexError."""
+    from mlx26.cli.main import main
+    from mlx26.core.spike import tasks
+
+    old = tmp_path / "old"
+    with monkeypatch.context() as patch:
+        patch.setattr(tasks, "SALIENT_LEVELS", 6)
+        assert main(["spike", "train", "--task", "salient", "--out", str(old), *TINY, "-o",
+                     str(tmp_path / "t.json")]) == 0
+    for command in ("eval", "energy"):
+        r = run_cli("spike", command, "--model", old)
+        assert r.code == 2 and "earlier version of --task salient (vocabulary 25" in r.stderr, r.stderr
+        assert len(r.error_lines) <= 2 and "Traceback" not in r.stderr
+
+
 def test_onnx_of_another_model_is_refused(run_cli, model, tmp_path):
     from mlx26.cli.main import main
 

@@ -41,13 +41,13 @@ def test_pow2_rows_sum_within_half_an_octave_and_keep_argmax():
         assert torch.allclose(ratio, ratio[:, :1].expand_as(ratio))
 
 
-
 def test_pow2_trains_straight_through_the_exact_normalisation():
     """Forward: the shift's value, with or without autograd; backward: the exact form's gradient (the divisor
     as a constant would drop the −p·Σ term of the Jacobian), masked entries get none."""
     g = torch.Generator().manual_seed(2)
     x = (torch.randn(40, 11, generator=g, dtype=torch.float64) * 3).requires_grad_()
     mask = torch.rand(40, 11, generator=g) < 0.8
+    mask[0] = False  # a fully masked row: zeros forward, zero (not NaN) gradient
     upstream = torch.randn(40, 11, generator=g, dtype=torch.float64)
     p = spike2max(x, "pow2", mask)
     with torch.no_grad():
@@ -56,10 +56,13 @@ def test_pow2_trains_straight_through_the_exact_normalisation():
     (grad_pow2,) = torch.autograd.grad((p * upstream).sum(), x)
     (grad_exact,) = torch.autograd.grad((spike2max(x, "exact", mask) * upstream).sum(), x)
     assert torch.allclose(grad_pow2, grad_exact, rtol=0, atol=1e-12)
-    assert float(grad_pow2[~mask].abs().max()) == 0.0
+    assert float(grad_pow2[~mask].abs().max()) == 0.0 and torch.isfinite(grad_pow2).all()
+    assert torch.equal(p[0], torch.zeros(11, dtype=p.dtype))
     # with the divisor as a constant the Jacobian would be diagonal, p_j·ln 2: not what training now sees
     constant_divisor = upstream * shifted * math.log(2)
     assert float((grad_pow2 - constant_divisor).abs().max()) > 1e-2
+
+
 def test_masked_entries_and_fully_masked_rows_are_zero_not_nan():
     x = torch.tensor([[1.0, 5.0, 2.0], [3.0, 4.0, 1.0]])
     mask = torch.tensor([[True, False, True], [False, False, False]])
