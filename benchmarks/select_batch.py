@@ -1,7 +1,7 @@
 """Benchmark of `mlx26 select-batch train`: PartitionSel vs independent vs GREATS vs random (the anchor).
 
 Usage:  python benchmarks/select_batch.py [--steps 200] [--out out/select-batch/bench] [--refresh 50]
-        [--reservoir 4 --anchor-every 16 --feature-len 32] [--methods random partitionsel] [--json]
+        [--reservoir 8 16 --anchor-every 64 --feature-len 16] [--methods random partitionsel] [--seeds 3] [--json]
 
 One process, one seed, the same candidate stream for every method: the zoo's tiny-llama
 (trained on stdlib code) is fine-tuned for --steps AdamW steps on the three-domain demo mix
@@ -207,11 +207,11 @@ def main() -> None:
                         help="Per-domain budgets of the budgeted methods (partitionsel, independent, random).")
     parser.add_argument("--refresh", type=int, nargs="*", default=[50, 200],
                         help="Also run PartitionSel with features refreshed every R steps, for each R > 1.")
-    parser.add_argument("--reservoir", type=int, nargs="*", default=[4],
+    parser.add_argument("--reservoir", type=int, nargs="*", default=[8, 16],
                         help="Also run PartitionSel in the amortised mode (reservoir of unselected candidates, "
                              "≤ K steps old), for each K > 0.")
-    parser.add_argument("--anchor-every", type=int, default=16, help="Amortised runs: anchors recomputed every N steps.")
-    parser.add_argument("--feature-len", type=int, default=32, help="Amortised runs: features on the first T tokens.")
+    parser.add_argument("--anchor-every", type=int, default=64, help="Amortised runs: anchors recomputed every N steps.")
+    parser.add_argument("--feature-len", type=int, default=16, help="Amortised runs: features on the first T tokens.")
     parser.add_argument("--no-exact", action="store_true", help="Skip the PartitionSel run on the exact vmap path.")
     parser.add_argument("--eval-every", type=int, default=5, help="Validation/test loss every N steps (not timed).")
     parser.add_argument("--n-val", type=int, default=144, help="Validation rows (guide selection); as many test rows.")

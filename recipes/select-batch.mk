@@ -15,7 +15,7 @@ SB_DIR := $(OUT)/select-batch
 SB_STEPS ?= 200
 SB_METHODS := partitionsel independent greats random
 
-.PHONY: smoke-select-batch demo-select-batch reproduce-select-batch bench-select-batch
+.PHONY: bench-select-batch-amortised smoke-select-batch demo-select-batch reproduce-select-batch bench-select-batch
 SMOKES += smoke-select-batch
 DEMOS += demo-select-batch
 BENCHES += bench-select-batch
@@ -76,3 +76,10 @@ reproduce-select-batch: $(foreach m,$(SB_METHODS),$(SB_DIR)/train-$(m).jsonl)
 
 bench-select-batch:
 	MLX26_THREADS=$${MLX26_THREADS:-1} $(PY) benchmarks/select_batch.py --steps $(SB_STEPS) --out $(SB_DIR)/bench
+
+# The amortised-selection row (#27): random, the current protocol and the reservoir at K = 8 and 16, three seeds
+# (benchmarks/results/select_batch_seed0-2.json; about 45 minutes on one thread).
+bench-select-batch-amortised:
+	MLX26_THREADS=$${MLX26_THREADS:-1} $(PY) benchmarks/select_batch.py --methods random partitionsel --no-exact \
+	  --refresh --reservoir 8 16 --anchor-every 64 --feature-len 16 --steps $(SB_STEPS) --seeds 3 \
+	  --out $(SB_DIR)/bench-amortised
