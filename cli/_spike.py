@@ -97,7 +97,7 @@ def model_options(arch: str, attn: str | None, das: bool | None, T: int | None, 
     if T > MAX_T:
         raise InputError(f"--T {T} is more time steps than this CPU implementation takes (≤ {MAX_T})")
     if not theta > 0 or theta == float("inf"):
-        raise InputError(f"--theta must be > 0, got {theta}")
+        raise InputError(f"--theta must be a finite number > 0, got {theta}")
     return {"arch": arch, "attn": attn, "das": default_das if das is None else das, "T": 1 if arch == "ann" else T,
             "neuron": neuron, "theta": theta, "surrogate": surrogate, "norm": norm, "ternary": ternary}
 

@@ -54,10 +54,14 @@ def compare_rows(records: Iterable[tuple[int, dict]], scale: float = 1.0) -> Ite
         if bad:
             raise InputError(f"record {line}: scores must be finite, got {bad[0]}", "mask NaN/inf entries out with "
                              "a 'mask' list (false = ignore) or drop them")
-        s = [v if math.isfinite(v) else 0.0 for v in s]  # masked out: never read
-        x = torch.tensor(s, dtype=torch.float64)
-        exact = spike2max(x * scale, "exact", mask)
-        pow2 = spike2max(x * scale, "pow2", mask)
-        yield {**{k: v for k, v in rec.items() if k not in ("scores", "mask")}, "scores": s,
+        x = torch.tensor([v if math.isfinite(v) else 0.0 for v in s], dtype=torch.float64)  # masked out: never read
+        scaled = x * scale
+        if not bool(torch.isfinite(scaled).all()):
+            raise InputError(f"record {line}: scores × --scale {scale:g} overflow to infinity",
+                             "scale the scores down first (Spike2Max only needs their differences)")
+        exact = spike2max(scaled, "exact", mask)
+        pow2 = spike2max(scaled, "pow2", mask)
+        echoed = [v if math.isfinite(v) else None for v in s]  # a masked NaN/inf is echoed as null, not as 0
+        yield {**{k: v for k, v in rec.items() if k != "scores"}, "scores": echoed,
                "softmax": softmax(x, mask).tolist(), "spike2max": exact.tolist(), "spike2max_pow2": pow2.tolist(),
                "pow2_row_sum": float(pow2.sum()), "argmax_agree": bool(int(exact.argmax()) == int(softmax(x, mask).argmax()))}

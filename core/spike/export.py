@@ -70,7 +70,7 @@ def session(path: str, expect_hash: str | None = None, threads: int = 1):
     import onnxruntime as ort
 
     if not os.path.isfile(path):
-        raise InputError(f"{path}: no such ONNX file", "write one with `mlx26 spike export --onnx PATH`")
+        raise InputError(f"{path}: no such ONNX file", "write one with `mlx26 spike export --model DIR [--onnx PATH]`")
     so = ort.SessionOptions()
     so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
     try:

@@ -143,8 +143,8 @@ def test_softmax_cmp_bad_rows(run_cli, stdin, msg):
 
 @pytest.mark.parametrize("args,msg", [
     (["--T", "0"], "--T must be ≥ 1"),
-    (["--theta", "0"], "--theta must be > 0"),
-    (["--theta", "-2"], "--theta must be > 0"),
+    (["--theta", "0"], "--theta must be a finite number > 0"),
+    (["--theta", "-2"], "--theta must be a finite number > 0"),
     (["--arch", "cnn"], "Unknown arch 'cnn'"),
     (["--attn", "softmaxx"], "Did you mean 'softmax'"),
     (["--task", "sst2"], "reads a GLUE TSV"),
@@ -186,7 +186,11 @@ def test_glue_tsv_errors_and_truncation(run_cli, tmp_path):
 def test_masked_nan_is_ignored_and_scale_must_be_positive(run_cli):
     r = run_cli("spike", "softmax-cmp", "-", "--format", "json", stdin='{"scores": [1, NaN, 3], "mask": [1, 0, 1]}\n')
     assert r.code == 0, r.stderr
-    assert json.loads(r.stdout)[0]["spike2max"][1] == 0.0
+    row = json.loads(r.stdout)[0]
+    assert row["spike2max"][1] == 0.0 and row["scores"] == [1.0, None, 3.0] and row["mask"] == [1, 0, 1]
+    # finite scores whose scaled values overflow are refused, not reported as null rows that "agree"
+    r = run_cli("spike", "softmax-cmp", "-", "--scale", "1.4427", stdin='{"scores": [1.7e308, 1.7e308]}\n')
+    assert r.code == 2 and "record 1: scores × --scale 1.4427 overflow" in r.stderr and "Traceback" not in r.stderr
     r = run_cli("spike", "softmax-cmp", "-", "--scale", "0", stdin='{"scores": [1]}\n')
     assert r.code == 2 and "--scale must be a finite number > 0" in r.stderr
 
