@@ -39,14 +39,19 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def _cpu_model() -> str:
+def _cpuinfo(field: str) -> str | None:
+    """The first ``field`` line of /proc/cpuinfo (its value), or None where there is none."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith(field):
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    return None
+
+
+def _cpu_model() -> str:
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
 
 
 # Vector extensions that change CPU timings by integer factors: machines that all report "AMD EPYC" differ here
@@ -56,14 +61,8 @@ ISA_FLAGS = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16",
 
 
 def _cpu_flags() -> list[str] | None:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                present = set(line.split(":", 1)[1].split())
-                return [f for f in ISA_FLAGS if f in present]
-    except OSError:
-        pass
-    return None
+    flags = _cpuinfo("flags")
+    return None if flags is None else [f for f in ISA_FLAGS if f in set(flags.split())]
 
 
 def machine() -> dict[str, Any]:

@@ -61,7 +61,8 @@ def compare_rows(records: Iterable[tuple[int, dict]], scale: float = 1.0) -> Ite
                              "scale the scores down first (Spike2Max only needs their differences)")
         exact = spike2max(scaled, "exact", mask)
         pow2 = spike2max(scaled, "pow2", mask)
+        soft = softmax(x, mask)
         echoed = [v if math.isfinite(v) else None for v in s]  # a masked NaN/inf is echoed as null, not as 0
         yield {**{k: v for k, v in rec.items() if k != "scores"}, "scores": echoed,
-               "softmax": softmax(x, mask).tolist(), "spike2max": exact.tolist(), "spike2max_pow2": pow2.tolist(),
-               "pow2_row_sum": float(pow2.sum()), "argmax_agree": bool(int(exact.argmax()) == int(softmax(x, mask).argmax()))}
+               "softmax": soft.tolist(), "spike2max": exact.tolist(), "spike2max_pow2": pow2.tolist(),
+               "pow2_row_sum": float(pow2.sum()), "argmax_agree": bool(int(exact.argmax()) == int(soft.argmax()))}
