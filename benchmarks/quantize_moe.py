@@ -1,7 +1,10 @@
 """Benchmark of `mlx26 quantize-moe`: base alone vs base+LQER vs base+TileQ, and fused vs loop latency.
 
 Usage:  python benchmarks/quantize_moe.py [--json] [--bits 2 --bits 3] [--lqer-rank 8] [--threads 1]
-                                          [--only tiny|upcycled|synthetic|latency|int4] [--repeats 41]
+                                          [--only tiny|upcycled|synthetic|latency|int4|decode] [--repeats 41]
+
+A full run (no --only) records results/quantize_moe.json; ``--only upcycled`` (1b, 1c and the drift curve)
+records results/quantize_moe_upcycled.json and ``--only decode`` (4b) results/quantize_moe_decode.json.
 
 In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; see docs/quantize-moe.md):
 1. tiny-moe (zoo, trained locally; 16 KB stdlib-code calibration; perplexity on the whole held-out split,
@@ -15,9 +18,12 @@ In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; s
    residual subspaces (mean cos², left/output and right/input side) against random subspaces (R/m, R/n).
 1b. tiny-moe-upcycled (zoo: sparse-upcycled from tiny-llama-draft, then trained; its experts share structure
    the way real upcycled MoEs do): the same equal-memory comparison (RTN, LQER r=R, TileQ P=Q=1 and searched
-   at LQER's memory), with the experts' spread (mean ‖W_e − W̄‖/‖W̄‖) and paired Δln ppl vs LQER.
+   at LQER's memory with index and with activation groups), with the experts' spread (mean ‖W_e − W̄‖/‖W̄‖)
+   and paired Δln ppl vs LQER. Then the drift curve: tiny-moe-upcycled retrained for longer and at a higher
+   learning rate (DRIFT_RUNS), its spread, bits/byte and TileQ / LQER error at each point.
 1c. tiny-moe-fine (zoo: 32 fine-grained experts of width 24, top-8, upcycled from tiny-llama-draft's MLP
-   segments, then trained): the same comparison, with RTN groups of 8 (64 does not divide the width 24).
+   segments, then trained): the same comparison, with RTN groups of 8 (64 does not divide the width 24);
+   spread from the mean of each segment's copies.
 2. SYNTHETIC layers (E=8, 256×128, 4 outlier input channels ×20, upcycled experts W0 + ε·Δ_e):
    the same two comparisons for ε ∈ {0, 0.01, 1}.
 3. Latency of one experts forward (the "tileq" forward = single pass, or the loop below T·k = E; the single
@@ -30,7 +36,8 @@ In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; s
    held-out split with dequantized fp32 weights and with int4, and layer 0's output error int4 vs dequantized
    against the quantization error itself (dequantized vs full precision); then one experts forward
    (the synthetic E=16, H=128, D=192, top-2 module, same quantization) for T in {1, 8, 32, 256, 1024}: int4
-   against the fp32 fused and loop paths, interleaved. Then ``--export``: tiny-moe at 4-bit symmetric RTN
+   against the fp32 fused and loop paths, interleaved (4b, ``--only decode``: the same on a layer of
+   Mixtral-8x7B's expert shape / 4, whose weights do not fit in cache, at T = 1, 4, 8, 32). Then ``--export``: tiny-moe at 4-bit symmetric RTN
    (no correction) written as a compressed-tensors checkpoint, loaded back by transformers alone
    (``AutoModelForCausalLM.from_pretrained``), its logits and perplexity against ours (fp32 and int4 runtimes).
 The anchors are in the same process; ratios are the figures (absolute times on a shared machine are noise).
@@ -49,6 +56,12 @@ from mlx26.core.quantize_moe.evaluate import chunks_ppl as _ppl  # pooled perple
 from mlx26.core.quantize_moe.evaluate import paired_delta as _paired  # paired Δln ppl ± its standard error
 
 FINE = "tiny-moe-fine"
+# Mixtral-8x7B's expert shape / 4 (E = 8, H = 1024, I = 2816): 277 MB of fp32 expert weights, 69 MB read per
+# token at top-2 — far beyond the caches, so a decode step is bound by memory traffic, where weight-only int4 pays.
+DECODE_SHAPE = (8, 1024, 2816)
+DECODE_TOKENS = (1, 4, 8, 32)
+# (peak lr, steps) of the drift curve: the shipped recipe trained longer, and the hotter first recipe (lr 3e-3)
+DRIFT_RUNS = ((1e-3, 500), (1e-3, 1000), (3e-3, 500))
 _TINY_KEYS = {"fp": "fp", "rtn": "rtn", "rtn+lqer": "lqer", "rtn+tileq(P=Q=1)": "tileq_pq1",
               "rtn+tileq(P=Q=2,act)": "tileq_pq2_act", "rtn+tileq(search)": "tileq_search",
               "tileq(P=Q=1) at LQER's error": "equal_error_shared_rank",
@@ -59,13 +72,17 @@ def _figures(rows: list[dict]) -> dict:
     """The rows keyed for the claims ledger: tiny.<bits>bit.<method>, synthetic.<eps>, latency.T<T>.<variant>."""
     out: dict = {"tiny": {}, "synthetic": {}, "latency": {}, "int4": {}}
     for row in rows:
-        if row["section"] == "upcycled":
+        if row["section"] == "drift":
+            out.setdefault("drift", {})[f"lr{row['lr']:.0e}_steps{row['steps']}"] = row  # e.g. lr1e-03_steps500
+        elif row["section"] == "upcycled":
             key = "fp" if row["method"] == "fp" else f"{row['bits']}bit"
             target = out.setdefault("fine" if row["model"] == FINE else "upcycled", {})
             if key == "fp":
                 target["fp"] = row
             else:
                 target.setdefault(key, {})[row["method"]] = row
+        elif row["section"] == "int4" and row["model"] == "synthetic-large":
+            out.setdefault("decode", {})[f"T{row['tokens']}"] = row
         elif row["section"] == "int4":
             out["int4"]["tiny" if row["model"] == "tiny-moe" else f"T{row['tokens']}"] = row
         elif row["section"] == "export":
@@ -150,34 +167,62 @@ def tiny_moe(bits_list: list[int], R: int, eval_bytes: int) -> list[dict]:
     return rows
 
 
-def upcycled(bits_list: list[int], R: int, eval_bytes: int, model: str = "tiny-moe-upcycled",
-             group_size: int = 64) -> list[dict]:
-    """The equal-memory comparison on the zoo's sparse-upcycled MoE, with the experts' spread."""
-    from mlx26.core.quantize_moe import pipeline, run
+def _spread(trials, segments: int) -> list[float]:
+    """Per projection, the experts' mean relative distance ‖W_e − W̄‖/‖W̄‖ from the mean of their copy set.
 
-    trials = run.Trials(model, run.default_text("train", 16384), run.default_text("heldout", eval_bytes))
-    spread = []
-    for _, module in trials.experts:  # how far the experts drifted from their mean after training
+    The copy set of expert e is every expert upcycled from the same MLP segment (e mod ``segments``): all
+    experts for sparse upcycling, the four copies of one segment for the fine-grained model."""
+    from mlx26.core.quantize_moe import pipeline
+
+    out = []
+    for _, module in trials.experts:
         for p in pipeline.PROJECTIONS:
             W = getattr(module, p).detach()
-            mean = W.mean(0, keepdim=True)
-            spread.append(float(((W - mean).flatten(1).norm(dim=1) / mean.flatten().norm()).mean()))
+            d = []
+            for g in range(segments):
+                copies = W[g::segments]
+                mean = copies.mean(0, keepdim=True)
+                d += ((copies - mean).flatten(1).norm(dim=1) / mean.flatten().norm()).tolist()
+            out.append(sum(d) / len(d))
+    return out
+
+
+def _configs(bits: int, R: int, g: int) -> dict:
+    from mlx26.core.quantize_moe import pipeline
+
+    return {"rtn": pipeline.Config(bits=bits, lowrank="none", rank=R, group_size=g),
+            "lqer": pipeline.Config(bits=bits, lowrank="lqer", rank=R, group_size=g),
+            "tileq_pq1": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, rows=1, cols=1, group_size=g),
+            "tileq_search": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, group_size=g),
+            "tileq_search_act": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, group_size=g,
+                                                cluster="activation")}
+
+
+def upcycled(bits_list: list[int], R: int, eval_bytes: int, model: str = "tiny-moe-upcycled",
+             group_size: int = 64) -> list[dict]:
+    """The equal-memory comparison on a zoo upcycled MoE, with the experts' spread within their copy sets."""
+    from mlx26.core.quantize_moe import run
+    from mlx26.core.zoo import read_manifest
+
+    trials = run.Trials(model, run.default_text("train", 16384), run.default_text("heldout", eval_bytes))
+    manifest = read_manifest(model)
+    segments = manifest["upcycled_from"].get("segments", 1)
+    spread = _spread(trials, segments)
     fp = _window_nll(trials)
     rows = [{"section": "upcycled", "model": model, "method": "fp", "ppl": _ppl(fp),
              "eval_tokens": sum(c for _, c in fp), "expert_spread": sum(spread) / len(spread),
-             "expert_spread_per_projection": spread}]
+             "expert_spread_per_projection": spread, "segments": segments,
+             "bits_per_byte": manifest["eval"]["bits_per_byte"], "training": {
+                 k: manifest["training"][k] for k in ("steps", "lr")},
+             "source_bits_per_byte": read_manifest(manifest["upcycled_from"]["model"])["eval"]["bits_per_byte"]}]
     for bits in bits_list:
         g = group_size
-        configs = {"rtn": pipeline.Config(bits=bits, lowrank="none", rank=R, group_size=g),
-                   "lqer": pipeline.Config(bits=bits, lowrank="lqer", rank=R, group_size=g),
-                   "tileq_pq1": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, rows=1, cols=1,
-                                                group_size=g),
-                   "tileq_search": pipeline.Config(bits=bits, lowrank="tileq", match_lqer_rank=R, group_size=g)}
+        configs = _configs(bits, R, g)
         out, nll = {}, {}
         for name, cfg in configs.items():
             recs, nll[name] = _trial(trials, cfg)
             out[name] = {"section": "upcycled", "model": model, "bits": bits, "group_size": g, "method": name,
-                         "ppl": _ppl(nll[name]),
+                         "cluster": cfg.cluster, "ppl": _ppl(nll[name]),
                          "err": _rms([r["err_lowrank"] for r in recs]),
                          "extra_bytes": sum(r["extra_bytes"] for r in recs),
                          "ranks": sorted({r["rank"] for r in recs}),
@@ -188,6 +233,37 @@ def upcycled(bits_list: list[int], R: int, eval_bytes: int, model: str = "tiny-m
             out[name]["err_vs_lqer"] = out[name]["err"] / out["lqer"]["err"]
             out[name]["mem_vs_lqer"] = out[name]["extra_bytes"] / out["lqer"]["extra_bytes"] if name != "rtn" else 0.0
         rows.extend(out.values())
+    return rows
+
+
+def drift(bits_list: list[int], R: int) -> list[dict]:
+    """TileQ / LQER as the upcycled experts drift apart: tiny-moe-upcycled retrained for longer / hotter.
+
+    Each point is a fresh `zoo train tiny-moe-upcycled --steps S --lr LR --seed 0` (the shipped model is the
+    first point of the curve, in the upcycled rows); errors at LQER r=R's memory, index and activation
+    groups, on the same 16 KB calibration text."""
+    import tempfile
+
+    from mlx26.core.quantize_moe import run
+    from mlx26.core.zoo import train as zoo_train
+
+    rows = []
+    for lr, steps in DRIFT_RUNS:
+        with tempfile.TemporaryDirectory() as tmp:
+            manifest = zoo_train.train(zoo_train.TrainOptions(preset="tiny-moe-upcycled", out=f"{tmp}/m",
+                                                              steps=steps, lr=lr, seed=0, force=True))
+            trials = run.Trials(f"{tmp}/m", run.default_text("train", 16384))
+            spread = _spread(trials, 1)
+            row = {"section": "drift", "model": "tiny-moe-upcycled", "lr": lr, "steps": steps,
+                   "bits_per_byte": manifest["eval"]["bits_per_byte"], "expert_spread": sum(spread) / len(spread)}
+            for bits in bits_list:
+                err = {}
+                for name, cfg in _configs(bits, R, 64).items():
+                    if name in ("lqer", "tileq_search", "tileq_search_act"):
+                        err[name] = _rms([r["err_lowrank"] for r in trials.trial(cfg, ppl=False)[0]])
+                row[f"{bits}bit"] = {"tileq_search_vs_lqer": err["tileq_search"] / err["lqer"],
+                                     "tileq_search_act_vs_lqer": err["tileq_search_act"] / err["lqer"]}
+            rows.append(row)
     return rows
 
 
@@ -359,10 +435,8 @@ def latency(repeats: int) -> list[dict]:
 
 
 def int4(repeats: int, eval_bytes: int) -> list[dict]:
-    from mlx26.core.quantize_moe import lowrank, pipeline, quant
+    from mlx26.core.quantize_moe import pipeline
     from mlx26.core.quantize_moe import run as qrun
-    from mlx26.core.quantize_moe import synthetic as syn
-    from mlx26.core.quantize_moe.evaluate import time_forward
     from mlx26.kernels import quantize_moe as kern
     from mlx26.kernels import quantize_moe_int4 as k4
 
@@ -399,7 +473,20 @@ def int4(repeats: int, eval_bytes: int) -> list[dict]:
              "rms_int4_vs_dequantized": rms(out4 - deq), "rms_dequantized_vs_fp": rms(deq - full),
              "int4_error_over_quantization_error": rms(out4 - deq) / rms(deq - full),
              "max_abs_int4_vs_dequantized": float((out4 - deq).abs().max())}]
-    E, H, D = 16, 128, 192
+    rows += _int4_timing(16, 128, 192, (1, 8, 32, 256, 1024), repeats, "synthetic")
+    rows.append(export_row(trials))
+    return rows
+
+
+def _int4_timing(E: int, H: int, D: int, tokens: tuple[int, ...], repeats: int, label: str) -> list[dict]:
+    """One experts forward, int4 (4-bit RTN g=64 codes, LQER r=8 factors) against fp32 fused and loop."""
+    from mlx26.core.quantize_moe import lowrank, pipeline, quant
+    from mlx26.core.quantize_moe import synthetic as syn
+    from mlx26.core.quantize_moe.evaluate import time_forward
+    from mlx26.kernels import quantize_moe as kern
+    from mlx26.kernels import quantize_moe_int4 as k4
+
+    proj = pipeline.PROJECTIONS
     fp_mod = syn.experts_module(E, H, D)
     gen = torch.Generator().manual_seed(0)
     lq = {p: lowrank.Factors(0.01 * torch.randn(E, m, 8, generator=gen), 0.01 * torch.randn(E, 8, n, generator=gen),
@@ -416,15 +503,23 @@ def int4(repeats: int, eval_bytes: int) -> list[dict]:
     fns = {"fused": lambda _m, *a: kern.fused_experts_forward(fp_mod, *a),
            "loop": lambda _m, *a: kern.loop_experts_forward(fp_mod, *a),
            "int4": lambda _m, *a: k4.int4_experts_forward(i4_mod, *a)}
-    for T in (1, 8, 32, 256, 1024):
+    fp32_bytes = sum(getattr(fp_mod, p).untyped_storage().nbytes() for p in proj)
+    rows = []
+    for T in tokens:
         x, idx, w = syn.routing(T, E, 2, H, seed=T)
         t = time_forward(fns, None, x, idx, w, repeats=repeats)
-        rows.append({"section": "int4", "model": "synthetic", "tokens": T, "experts": E, "variant": "lqer r=8",
+        rows.append({"section": "int4", "model": label, "tokens": T, "experts": E, "hidden": H, "intermediate": D,
+                     "variant": "lqer r=8", "fp32_weight_bytes": fp32_bytes,
                      "fused_ms": 1e3 * t["fused"], "loop_ms": 1e3 * t["loop"], "int4_ms": 1e3 * t["int4"],
                      "int4_over_fused": t["int4"] / t["fused"], "int4_over_loop": t["int4"] / t["loop"],
+                     "int4_over_best_fp32": t["int4"] / min(t["fused"], t["loop"]),
                      "fused_over_loop": t["fused"] / t["loop"]})
-    rows.append(export_row(trials))
     return rows
+
+
+def decode(repeats: int) -> list[dict]:
+    """int4 vs fp32 at decode sizes on a layer whose weights do not fit in cache (the memory-bound regime)."""
+    return _int4_timing(*DECODE_SHAPE, DECODE_TOKENS, repeats, "synthetic-large")
 
 
 def export_row(trials) -> dict:
@@ -466,32 +561,44 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--repeats", type=int, default=41)
     parser.add_argument("--eval-bytes", type=int, default=1 << 20, help="held-out bytes (default: all 420 KB)")
-    parser.add_argument("--only", choices=("tiny", "upcycled", "synthetic", "latency", "int4"))
+    parser.add_argument("--only", choices=("tiny", "upcycled", "synthetic", "latency", "int4", "decode"),
+                        help="one section; 'decode' (not part of a full run) records results/quantize_moe_decode.json")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
     rows = []
     if args.only in (None, "tiny"):
         rows += tiny_moe(args.bits or [2, 3], args.lqer_rank, args.eval_bytes)
-    if args.only in (None, "upcycled"):
+    if args.only == "upcycled":
         rows += upcycled(args.bits or [2, 3], args.lqer_rank, args.eval_bytes)
         # group 8: the largest RTN group dividing both of its input dimensions (64 and the experts' width 24)
         rows += upcycled(args.bits or [2, 3], args.lqer_rank, args.eval_bytes, model=FINE, group_size=8)
+        rows += drift(args.bits or [2, 3], args.lqer_rank)
+        fig = _figures(rows)
+        record("quantize_moe_upcycled", {"upcycled": fig["upcycled"], "fine": fig["fine"], "drift": fig["drift"],
+                                         "torch_threads": torch.get_num_threads()},
+               data=[{"name": "tiny-moe-upcycled / tiny-moe-fine", "source": "zoo models upcycled from "
+                      "tiny-llama-draft (8 experts top-2; 32 fine-grained experts top-8) and trained locally on "
+                      "stdlib code; calibration: first 16 KB of the train split, perplexity on the whole held-out "
+                      "split"}, {"name": "drift", "source": "tiny-moe-upcycled retrained here for longer / at a "
+                                 "higher learning rate (seed 0)"}])
     if args.only in (None, "synthetic"):
         rows += synthetic(args.lqer_rank)
     if args.only in (None, "latency"):
         rows += latency(args.repeats)
     if args.only in (None, "int4"):
         rows += int4(args.repeats, args.eval_bytes)
+    if args.only == "decode":
+        rows += decode(args.repeats)
+        record("quantize_moe_decode", {**_figures(rows)["decode"], "torch_threads": torch.get_num_threads()},
+               data=[{"name": "synthetic-large", "source": "generated experts layer (E=8, H=1024, I=2816, top-2, seed 0), "
+                      "4-bit RTN codes of its weights, random routing"}])
     header = {"cores": os.cpu_count(), "torch_threads": torch.get_num_threads(), "seconds": time.perf_counter() - t0}
     if args.only is None:  # the claims ledger needs all four sections
         record("quantize_moe", {**_figures(rows), "torch_threads": header["torch_threads"],
                                 "seconds": header["seconds"]},
                data=[{"name": "tiny-moe", "source": "zoo tiny-moe (1.8 M parameters, trained locally on stdlib code; "
                       "calibration: first 16 KB of its train split, perplexity on its whole held-out split)"},
-                     {"name": "tiny-moe-upcycled / tiny-moe-fine", "source": "zoo models upcycled from tiny-llama-draft "
-                      "(8 experts top-2; 32 fine-grained experts top-8) and trained locally on stdlib code; same "
-                      "calibration and held-out text"},
                      {"name": "synthetic", "source": "generated MoE layers (E=8, 256x128, 4 outlier channels x20, "
                       "upcycled experts W0 + eps*D_e, seed 0) and random routing for the latency rows"}])
     if args.json:
