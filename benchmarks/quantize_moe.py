@@ -37,7 +37,8 @@ In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; s
    against the quantization error itself (dequantized vs full precision); then one experts forward
    (the synthetic E=16, H=128, D=192, top-2 module, same quantization) for T in {1, 8, 32, 256, 1024}: int4
    against the fp32 fused and loop paths, interleaved (4b, ``--only decode``: the same on a layer of
-   Mixtral-8x7B's expert shape / 4, whose weights do not fit in cache, at T = 1, 4, 8, 32). Then ``--export``: tiny-moe at 4-bit symmetric RTN
+   Mixtral-8x7B's expert shape / 4, whose weights do not fit in cache, at T = 1, 4, 8, 32; and the weight
+   layout: the base grouped GEMM on a transposed view of (E, out, in) vs a contiguous (E, in, out) copy). Then ``--export``: tiny-moe at 4-bit symmetric RTN
    (no correction) written as a compressed-tensors checkpoint, loaded back by transformers alone
    (``AutoModelForCausalLM.from_pretrained``), its logits and perplexity against ours (fp32 and int4 runtimes).
 The anchors are in the same process; ratios are the figures (absolute times on a shared machine are noise).
@@ -81,6 +82,8 @@ def _figures(rows: list[dict]) -> dict:
                 target["fp"] = row
             else:
                 target.setdefault(key, {})[row["method"]] = row
+        elif row["section"] == "layout":
+            out.setdefault("layout", {})[f"{row['dtype']}_T{row['tokens']}"] = row
         elif row["section"] == "int4" and row["model"] == "synthetic-large":
             out.setdefault("decode", {})[f"T{row['tokens']}"] = row
         elif row["section"] == "int4":
@@ -517,6 +520,37 @@ def _int4_timing(E: int, H: int, D: int, tokens: tuple[int, ...], repeats: int, 
     return rows
 
 
+def layout(repeats: int) -> list[dict]:
+    """The fused path's base GEMM on transformers' (E, out, in) weights read through a transposed view (what the
+    kernel does) against a contiguous (E, in, out) copy, fp32 and bf16, on the latency section's layer."""
+    import statistics
+
+    import torch.nn.functional as F
+
+    E, H, D = 16, 128, 192
+    rows = []
+    for dtype in (torch.float32, torch.bfloat16):
+        gen = torch.Generator().manual_seed(0)
+        W = torch.randn(E, 2 * D, H, generator=gen).to(dtype)  # gate_up_proj as transformers stores it
+        view, contiguous = W.transpose(1, 2), W.transpose(1, 2).contiguous()
+        for T in (256, 1024):
+            N = 2 * T  # top-2 assignments, spread evenly over the experts
+            x = torch.randn(N, H, generator=gen).to(dtype)
+            offs = torch.tensor([(e + 1) * N // E for e in range(E)], dtype=torch.int32)
+            times: dict[str, list[float]] = {"view": [], "contiguous": []}
+            for i in range(repeats + 1):  # interleaved; the first round warms up
+                for name, w in (("view", view), ("contiguous", contiguous)):
+                    t0 = time.perf_counter()
+                    F.grouped_mm(x, w, offs=offs)
+                    if i:
+                        times[name].append(time.perf_counter() - t0)
+            med = {k: statistics.median(v) for k, v in times.items()}
+            rows.append({"section": "layout", "dtype": str(dtype).replace("torch.", ""), "tokens": T,
+                         "experts": E, "view_ms": 1e3 * med["view"], "contiguous_ms": 1e3 * med["contiguous"],
+                         "contiguous_over_view": med["contiguous"] / med["view"]})
+    return rows
+
+
 def decode(repeats: int) -> list[dict]:
     """int4 vs fp32 at decode sizes on a layer whose weights do not fit in cache (the memory-bound regime)."""
     return _int4_timing(*DECODE_SHAPE, DECODE_TOKENS, repeats, "synthetic-large")
@@ -589,10 +623,13 @@ def main() -> None:
     if args.only in (None, "int4"):
         rows += int4(args.repeats, args.eval_bytes)
     if args.only == "decode":
-        rows += decode(args.repeats)
-        record("quantize_moe_decode", {**_figures(rows)["decode"], "torch_threads": torch.get_num_threads()},
+        rows += decode(args.repeats) + layout(args.repeats)
+        fig = _figures(rows)
+        record("quantize_moe_decode", {**fig["decode"], "layout": fig["layout"],
+                                       "torch_threads": torch.get_num_threads()},
                data=[{"name": "synthetic-large", "source": "generated experts layer (E=8, H=1024, I=2816, top-2, seed 0), "
-                      "4-bit RTN codes of its weights, random routing"}])
+                      "4-bit RTN codes of its weights, random routing"},
+                     {"name": "layout", "source": "generated gate_up_proj weights (E=16, 384x128) and activations"}])
     header = {"cores": os.cpu_count(), "torch_threads": torch.get_num_threads(), "seconds": time.perf_counter() - t0}
     if args.only is None:  # the claims ledger needs all four sections
         record("quantize_moe", {**_figures(rows), "torch_threads": header["torch_threads"],

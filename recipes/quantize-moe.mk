@@ -56,7 +56,7 @@ reproduce-quantize-moe: $(foreach b,$(QMOE_BITS),$(QMOE_DIR)/rtn-$(b).jsonl $(QM
 	for f in $^; do printf '%s ' "$$f"; tail -n 1 "$$f" | $(PY) -c 'import json,sys; s=json.load(sys.stdin); print("ppl_fp=%.3f ppl_quantized=%.3f extra_bytes=%d" % (s["ppl_fp"], s["ppl_quantized"], s["total_extra_bytes"]))'; done
 
 # Three results files: the full run (tiny-moe, SYNTHETIC layers, latency, int4, export), the upcycled models with the
-# drift curve (retrains tiny-moe-upcycled three times, ~6 min), and int4 decode on a memory-bound layer.
+# drift curve (retrains tiny-moe-upcycled three times; ~10 min in all), and int4 decode on a memory-bound layer.
 bench-quantize-moe:
 	$(PY) benchmarks/quantize_moe.py
 	$(PY) benchmarks/quantize_moe.py --only upcycled
