@@ -6,7 +6,8 @@ Usage:  python benchmarks/quantize_moe.py [--json] [--bits 2 --bits 3] [--lqer-r
 A full run (no --only) records results/quantize_moe.json; ``--only upcycled`` (1b, 1c and the drift curve)
 records results/quantize_moe_upcycled.json and ``--only decode`` (4b) results/quantize_moe_decode.json.
 
-In one run, side by side (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; see docs/quantize-moe.md):
+Each comparison side by side in one process (TileQ is OUR RECONSTRUCTION of Gu et al., ICML 2026; see
+docs/quantize-moe.md):
 1. tiny-moe (zoo, trained locally; 16 KB stdlib-code calibration; perplexity on the whole held-out split,
    ~124 k tokens, with paired standard errors of the ln-ppl differences over chunks of 8 windows): for
    each bit width, RTN alone, RTN+LQER (rank R per expert) and RTN+TileQ at the same extra memory
@@ -101,7 +102,7 @@ def _figures(rows: list[dict]) -> dict:
                 out["tiny"].setdefault(f"{row['bits']}bit", {})[_TINY_KEYS[name]] = row
         elif row["section"] == "SYNTHETIC":
             out["synthetic"][{0.0: "identical", 0.01: "eps_0_01", 1.0: "independent"}[row["upcycle_eps"]]] = row
-        else:
+        elif row["section"] == "latency":
             variant = {"base only": "base", "lqer r=8": "lqer", "tileq P=Q=1 r=32": "tileq"}[row["variant"]]
             section = "latency" if row["dtype"] == "float32" else f"latency_{row['dtype']}"
             out.setdefault(section, {}).setdefault(f"T{row['tokens']}", {})[variant] = row
@@ -260,12 +261,14 @@ def drift(bits_list: list[int], R: int) -> list[dict]:
             row = {"section": "drift", "model": "tiny-moe-upcycled", "lr": lr, "steps": steps,
                    "bits_per_byte": manifest["eval"]["bits_per_byte"], "expert_spread": sum(spread) / len(spread)}
             for bits in bits_list:
-                err = {}
-                for name, cfg in _configs(bits, R, 64).items():
-                    if name in ("lqer", "tileq_search", "tileq_search_act"):
-                        err[name] = _rms([r["err_lowrank"] for r in trials.trial(cfg, ppl=False)[0]])
+                recs = {name: trials.trial(cfg, ppl=False)[0] for name, cfg in _configs(bits, R, 64).items()
+                        if name in ("lqer", "tileq_search", "tileq_search_act")}
+                err = {name: _rms([r["err_lowrank"] for r in rs]) for name, rs in recs.items()}
+                mem = {name: sum(r["extra_bytes"] for r in rs) for name, rs in recs.items()}
                 row[f"{bits}bit"] = {"tileq_search_vs_lqer": err["tileq_search"] / err["lqer"],
-                                     "tileq_search_act_vs_lqer": err["tileq_search_act"] / err["lqer"]}
+                                     "tileq_search_act_vs_lqer": err["tileq_search_act"] / err["lqer"],
+                                     "tileq_search_mem_vs_lqer": mem["tileq_search"] / mem["lqer"],
+                                     "tileq_search_act_mem_vs_lqer": mem["tileq_search_act"] / mem["lqer"]}
             rows.append(row)
     return rows
 
@@ -596,7 +599,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=41)
     parser.add_argument("--eval-bytes", type=int, default=1 << 20, help="held-out bytes (default: all 420 KB)")
     parser.add_argument("--only", choices=("tiny", "upcycled", "synthetic", "latency", "int4", "decode"),
-                        help="one section; 'decode' (not part of a full run) records results/quantize_moe_decode.json")
+                        help="one section; 'upcycled' and 'decode' are not part of a full run and record "
+                             "results/quantize_moe_upcycled.json and results/quantize_moe_decode.json")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     t0 = time.perf_counter()
@@ -631,7 +635,7 @@ def main() -> None:
                       "4-bit RTN codes of its weights, random routing"},
                      {"name": "layout", "source": "generated gate_up_proj weights (E=16, 384x128) and activations"}])
     header = {"cores": os.cpu_count(), "torch_threads": torch.get_num_threads(), "seconds": time.perf_counter() - t0}
-    if args.only is None:  # the claims ledger needs all four sections
+    if args.only is None:  # the full run's claims rows need every one of its sections
         record("quantize_moe", {**_figures(rows), "torch_threads": header["torch_threads"],
                                 "seconds": header["seconds"]},
                data=[{"name": "tiny-moe", "source": "zoo tiny-moe (1.8 M parameters, trained locally on stdlib code; "

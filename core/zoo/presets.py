@@ -12,8 +12,9 @@ Our own choice of sizes (no paper reconstructed):
   timing and memory profiles only** (never trained, never shipped; built from its config).
 * ``tiny-moe-upcycled`` — Mixtral, 8 experts top-2, **sparse-upcycled** from the shipped
   ``tiny-llama-draft`` (d64, 2 layers; :mod:`.upcycle`: experts start as jittered copies of its MLP) and
-  trained on, at its source's final learning rate, until it matches its source's held-out bits/byte
-  (the first hundred-step mark that does: shipped 200 steps): the shared structure real upcycled MoEs
+  trained on at its source's final learning rate; the shipped one is the shortest of the runs of 100,
+  200, … steps whose held-out bits/byte matches its source's (200 steps; the preset's default time budget
+  trains longer, and its experts drift further apart): the shared structure real upcycled MoEs
   (Qwen1.5-MoE) have and ``tiny-moe`` lacks.
 * ``tiny-moe-fine`` — Mixtral, **32 fine-grained experts** of width 24 (≤ d/2), top-8, fine-grained-upcycled
   from ``tiny-llama-draft`` (its MLP cut into 8 segments, 4 copies of each; :mod:`.upcycle`) and trained on
@@ -32,9 +33,8 @@ from typing import Any
 from mlx26.core.common.errors import unknown_name
 
 # Upcycled presets continue where their dense source's schedule ended (tiny-llama-draft: cosine from 1e-2 to
-# 10 %, so 1e-3), as sparse upcycling continues the dense run; a hotter restart (3e-3, the first recipe)
-# first undoes part of the source's training and drives the expert copies apart (benchmarks/quantize_moe.py,
-# the drift rows).
+# 10 %, so 1e-3), as sparse upcycling continues the dense run. Fixed after development runs at 3e-4 and 1e-3;
+# the first recipe's 3e-3 drives the expert copies further apart (benchmarks/quantize_moe.py, the drift rows).
 UPCYCLE_LR = 1e-3
 
 
