@@ -124,14 +124,23 @@ def main(argv: list[str] | None = None) -> int:
         rows = {"random": [r for r in rep["prompts"] if r["category"] == "random"],
                 "real": [r for r in rep["prompts"] if r["category"] != "random"]}
         ci = metrics.al_ratio_interval(rows["random"], rows["real"], seed=args.seed)
+        # Real sequences that are one document cut to length (nothing appended): padding repeats a category's template
+        single_ids = {r["id"] for r in recs if r["data"] == "pool" and r["appended_prompts"] == 0}
+        single = [r for r in rows["real"] if r["id"] in single_ids]
+        ci1 = metrics.al_ratio_interval(rows["random"], single, seed=args.seed) if single else {}
         figures["throughput"].setdefault(engine, {})[key] = {
             "input_tokens": length, "new_tokens": new_tokens, "al_by_tier": al, "real_al": metrics.pooled_al(rows["real"]),
             "random_over_real": ci["ratio"], "ci90": [ci["low"], ci["high"]], "ci90_low": ci["low"], "ci90_high": ci["high"],
-            "share_at_most_one": ci["share_at_most_one"], "prompts": {k: len(v) for k, v in rows.items()}}
+            "share_at_most_one": ci["share_at_most_one"], "prompts": {k: len(v) for k, v in rows.items()},
+            "single_document": {"prompts": len(single), "al": metrics.pooled_al(single) if single else None,
+                                "padded_al": metrics.pooled_al([r for r in rows["real"] if r["id"] not in single_ids]),
+                                "random_over_single": ci1.get("ratio"), "ci90_low": ci1.get("low"),
+                                "ci90_high": ci1.get("high")}}
         print(f"{engine:<14} in={length:<4} new={new_tokens:<4} "
               + "  ".join(f"{t}={_f(al.get(t))}" for t in ("low", "mixed", "high", "random"))
               + f"  random/real = {_f(ci['ratio'])} [{_f(ci['low'])}, {_f(ci['high'])}] ({len(rows['real'])} real, "
-              f"{len(rows['random'])} random)")
+              f"{len(rows['random'])} random); random/single-document real = {_f(ci1.get('ratio'))} "
+              f"[{_f(ci1.get('low'))}, {_f(ci1.get('high'))}] ({len(single)} single)")
     pl = [figures["throughput"]["prompt-lookup"][f"isl{n}"] for n in args.lengths]
     figures["throughput"]["prompt-lookup-summary"] = {
         "lengths_above_one": sum(e["ci90_low"] > 1 for e in pl), "lengths_below_one": sum(e["ci90_high"] < 1 for e in pl),

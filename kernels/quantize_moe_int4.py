@@ -56,9 +56,12 @@ def check(bits: int, group_size: int, out_features: int, in_features: int, what:
         raise InputError(f"the int4 runtime needs 4-bit codes; {what} has {bits} bits.",
                          "quantize with --bits 4, or use --runtime fp32")
     if group_size not in GROUP_SIZES or in_features % group_size:
+        fits = [g for g in GROUP_SIZES if in_features % g == 0]
         raise InputError(f"the int4 kernel takes group sizes {', '.join(map(str, GROUP_SIZES))} dividing the input "
                          f"dimension; {what} has group size {group_size} and input dimension {in_features}.",
-                         "quantize with e.g. --group-size 64, or use --runtime fp32")
+                         f"quantize with --group-size {fits[0]}, or use --runtime fp32" if fits else
+                         f"none of them divides {in_features}, so this model cannot run on the int4 kernel: "
+                         "use --runtime fp32")
     if out_features % 8:
         raise InputError(f"the int4 kernel needs an output dimension that is a multiple of 8; {what} has "
                          f"{out_features}.", "use --runtime fp32")

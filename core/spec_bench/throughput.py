@@ -3,7 +3,10 @@
 Our reconstruction of the paper's procedure: each pool prompt is encoded with the target's
 tokenizer and cut to the length, or padded by appending the next prompts of its category (then of
 the pool), so every sequence has exactly ``length`` ids (stored as ``input_ids``; the decoded text
-goes along for servers). Sequences are put in tiers by the Shannon entropy of their token
+goes along for servers). ``appended_prompts`` counts the pool prompts appended to reach the length:
+0 for a single real document cut to length. Appending prompts of one category repeats its template
+(the same instruction, the same question form), which prompt lookup can copy, so padded sequences are
+not the long real inputs a served workload sends; the benchmark compares against both. Sequences are put in tiers by the Shannon entropy of their token
 unigram distribution (bits): ``low`` / ``mixed`` / ``high`` are the lower, middle and upper thirds
 at that length. ``random`` is SYNTHETIC: uniform ids over the non-special vocabulary, the variant
 the paper shows to overestimate real throughput.
@@ -27,12 +30,15 @@ def token_entropy(ids: Sequence[int]) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values()) if n else 0.0
 
 
-def exact_length(pool: Sequence[Prompt], encode: Any, length: int, sep: Sequence[int]) -> list[tuple[Prompt, list[int]]]:
+def exact_length(pool: Sequence[Prompt], encode: Any, length: int, sep: Sequence[int]
+                 ) -> list[tuple[Prompt, list[int], int]]:
+    """(prompt, exactly ``length`` ids, number of prompts appended to reach the length) for each pool prompt."""
     encoded = [list(encode(p.text)) for p in pool]
     order = list(range(len(pool)))
     out = []
     for i, p in enumerate(pool):
         ids = list(encoded[i])
+        appended = 0
         same = [j for j in order if pool[j].category == p.category and j != i]
         rest = [j for j in order if pool[j].category != p.category]
         queue = same[same.index(i) if i in same else 0:] + same + rest
@@ -40,9 +46,11 @@ def exact_length(pool: Sequence[Prompt], encode: Any, length: int, sep: Sequence
             if len(ids) >= length:
                 break
             ids += list(sep) + encoded[j]
+            appended += 1
         while len(ids) < length:  # a pool shorter than one sequence: repeat it
             ids += list(sep) + encoded[i]
-        out.append((p, ids[:length]))
+            appended += 1
+        out.append((p, ids[:length], appended))
     return out
 
 
@@ -77,18 +85,20 @@ def build(pool: Sequence[Prompt], tokenizer: Any, lengths: Sequence[int], per_ti
             if tier == "random":
                 for n in range(per_tier):
                     ids = [int(v) for v in rng.choice(vocab, size=length)]
-                    records.append(_record(f"random-{length}-{n}", "random", length, tier, ids, tokenizer, "SYNTHETIC"))
+                    records.append(_record(f"random-{length}-{n}", "random", length, tier, ids, tokenizer, "SYNTHETIC",
+                                           0))
                 continue
             group = groups[tier]
             picks = rng.choice(len(group), size=min(per_tier, len(group)), replace=False)
             for n in sorted(int(x) for x in picks):
-                p, ids = group[n]
-                records.append(_record(p.id, p.category, length, tier, ids, tokenizer, "pool"))
+                p, ids, appended = group[n]
+                records.append(_record(p.id, p.category, length, tier, ids, tokenizer, "pool", appended))
     return records
 
 
-def _record(ident: str, category: str, length: int, tier: str, ids: list[int], tokenizer: Any, data: str
-            ) -> dict[str, Any]:
+def _record(ident: str, category: str, length: int, tier: str, ids: list[int], tokenizer: Any, data: str,
+            appended: int) -> dict[str, Any]:
     return {"id": f"{ident}@{length}", "category": f"{tier}@{length}", "source_category": category,
             "length": length, "tier": tier, "entropy_bits": round(token_entropy(ids), 4), "data": data,
+            "appended_prompts": appended,
             "input_ids": ids, "prompt": tokenizer.decode(ids)}

@@ -153,9 +153,11 @@ def load_model(spec: str, *, dtype: Any = None) -> Any:
     if kind == "random":
         model, _ = build_random_init(spec)
         return model.to(dtype) if dtype is not None else model
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # its load report of missing weights goes to stderr; we decide below
     try:
-        model = AutoModelForCausalLM.from_pretrained(value, local_files_only=kind != "hub",
-                                                     dtype=dtype or torch.float32)
+        model, info = AutoModelForCausalLM.from_pretrained(value, local_files_only=kind != "hub",
+                                                           dtype=dtype or torch.float32, output_loading_info=True)
     except OSError as exc:
         if kind == "hub":
             raise _hub_error(spec, exc) from exc
@@ -166,6 +168,16 @@ def load_model(spec: str, *, dtype: Any = None) -> Any:
     except ValueError as exc:  # e.g. a config.json with a bad field
         detail = " ".join(str(exc).split())[:200]
         raise InputError(f"cannot load the model in {value}: {detail}") from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    missing = sorted(info.get("missing_keys") or [])
+    if missing:  # transformers would fill them with random values and carry on: refuse instead
+        quantized = kind == "path" and (Path(value) / "quantize_moe.json").is_file()
+        raise InputError(f"the checkpoint in {value} lacks {len(missing)} weight tensor(s) its config needs "
+                         f"(e.g. {missing[0]}); loaded as is they would be random.",
+                         "a quantize-moe --out folder is evaluated by `mlx26 quantize-moe --model DIR --eval-ppl "
+                         "heldout` (or export it with --export)" if quantized else
+                         "point at a complete transformers checkpoint")
     model.eval()
     return model
 

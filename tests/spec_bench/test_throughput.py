@@ -30,6 +30,26 @@ def test_exact_lengths_and_tiers(models):
     assert all(r["data"] == "SYNTHETIC" for r in recs if r["tier"] == "random")
 
 
+def test_appended_prompts_count_what_padding_added(models):
+    tok = models["tokenizer"]
+    long_doc = " ".join(f"word{i}" for i in range(200))
+    pool = [Prompt("long", "doc", long_doc), Prompt("a", "q", "What is two plus two?"),
+            Prompt("b", "q", "What is three plus three?"), Prompt("c", "r", "Name a colour.")]
+    encode = lambda t: tok(t, add_special_tokens=False)["input_ids"]  # noqa: E731
+    sep = encode("\n\n")
+    rows = {p.id: (ids, k) for p, ids, k in throughput.exact_length(pool, encode, 24, sep)}
+    assert rows["long"][1] == 0 and rows["long"][0] == encode(long_doc)[:24]  # one document cut to length
+    # a short question is padded with the other question of its category first, then the rest of the pool
+    k = rows["a"][1]
+    assert k >= 1 and rows["a"][0][: len(encode("What is two plus two?")) + len(sep)] == encode(
+        "What is two plus two?") + sep
+    assert rows["a"][0][len(encode("What is two plus two?")) + len(sep):][:len(encode("What is three plus three?"))] \
+        == encode("What is three plus three?")
+    recs = throughput.build(pool, tok, [24], 2, seed=0, context=1024)
+    assert all(r["appended_prompts"] == 0 for r in recs if r["tier"] == "random")
+    assert {r["id"]: r["appended_prompts"] for r in recs if r["data"] == "pool"}.get("long@24", 0) == 0
+
+
 def throughput_tiers():
     return ("low", "mixed", "high", "random")
 

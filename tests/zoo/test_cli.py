@@ -176,3 +176,21 @@ def test_damaged_model_folder_is_a_one_line_input_error_naming_the_file(run_cli,
         assert result.code == 2 and "config.json is not valid JSON" in result.error_lines[0], result.stderr
     result = run_cli("quantize-moe", "--model", tmp_path)
     assert result.code == 2 and "cannot load the model in" in result.error_lines[0]
+
+
+def test_a_checkpoint_missing_weights_is_refused_not_filled_with_random_values(run_cli, tmp_path):
+    # transformers would initialise the missing tensors at random and score that model; e.g. a quantize-moe
+    # --out folder keeps its experts in its own file, so plain loading lacks them.
+    from mlx26.core.zoo import load_model
+    from safetensors.torch import load_file, save_file
+
+    load_model("tiny-llama-draft").save_pretrained(tmp_path)
+    weights = load_file(str(tmp_path / "model.safetensors"))
+    dropped = sorted(k for k in weights if "mlp.down_proj" in k)[0]
+    save_file({k: v for k, v in weights.items() if k != dropped}, str(tmp_path / "model.safetensors"),
+              metadata={"format": "pt"})
+    (tmp_path / "quantize_moe.json").write_text("{}")
+    result = run_cli("zoo", "eval", tmp_path, "--max-bytes", "2048")
+    assert result.code == 2 and "lacks 1 weight tensor(s)" in result.error_lines[0] and dropped in result.stderr
+    assert "quantize-moe --model DIR" in result.stderr and "Traceback" not in result.stderr
+    assert "LOAD REPORT" not in result.stderr  # transformers' own report is not printed beside ours
