@@ -197,7 +197,8 @@ def evaluate(
     name: ModelArg,
     corpus: Annotated[str | None, typer.Option("--corpus", "-c", help="Held-out corpus; default: the model's.", metavar="TEXT")
                       ] = None,
-    max_bytes: Annotated[int, typer.Option("--max-bytes", help="Held-out bytes to score.", metavar="N")] = 262_144,
+    max_bytes: Annotated[int, typer.Option("--max-bytes", "--eval-bytes", help="Held-out bytes to score (--eval-bytes "
+                                           "is the name zoo train and quantize-moe use).", metavar="N")] = 262_144,
     context: Annotated[int | None, typer.Option("--context", help="Tokens per chunk; default: the training context in the model's manifest (a folder without one: 256; the row reports it).", metavar="N")] = None,
     baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="Also run xz, bz2, gzip.")] = True,
     file: Annotated[str | None, typer.Option("--file", metavar="FILE|-", help="Score this UTF-8 text (a file, "

@@ -144,6 +144,8 @@ def run(model_spec: str, cfg: pipeline.Config, calib_text: str, eval_text: str |
     if cfg.match_lqer_rank is not None:  # --rank was not used: each projection's rank was matched
         summary["rank"] = None
         summary["ranks_chosen"] = [r.get("rank") for r in records]
+    elif cfg.lowrank == "none":  # no correction, so no rank (--rank, if given, had nothing to apply to)
+        summary["rank"] = None
     summary["total_extra_bytes"] = sum(r["extra_bytes"] for r in records)
     summary["total_lqer_bytes"] = sum(r["lqer_bytes"] for r in records)
     summary["total_base_bytes"] = sum(r["base_bytes"] for r in records)

@@ -56,6 +56,7 @@ def test_lqer_and_none(run_cli):
     for a, b in zip(lq[:-1], none[:-1], strict=True):
         assert a["err_base"] == b["err_base"] and a["err_lowrank"] < b["err_lowrank"] == b["err_base"]
         assert a["extra_bytes"] == 2 * a["experts"] * 2 * (a["m"] + a["n"]) and b["extra_bytes"] == 0
+    assert lq[-1]["rank"] == 2 and none[-1]["rank"] is None  # no correction: the summary reports no rank
 
 
 def test_calibration_from_stdin_equals_file(run_cli, tmp_path):
