@@ -526,9 +526,8 @@ def _int4_timing(E: int, H: int, D: int, tokens: tuple[int, ...], repeats: int, 
 def layout(repeats: int) -> list[dict]:
     """The fused path's base GEMM on transformers' (E, out, in) weights read through a transposed view (what the
     kernel does) against a contiguous (E, in, out) copy, fp32 and bf16, on the latency section's layer."""
-    import statistics
-
     import torch.nn.functional as F
+    from mlx26.core.quantize_moe.evaluate import time_forward
 
     E, H, D = 16, 128, 192
     rows = []
@@ -540,17 +539,12 @@ def layout(repeats: int) -> list[dict]:
             N = 2 * T  # top-2 assignments, spread evenly over the experts
             x = torch.randn(N, H, generator=gen).to(dtype)
             offs = torch.tensor([(e + 1) * N // E for e in range(E)], dtype=torch.int32)
-            times: dict[str, list[float]] = {"view": [], "contiguous": []}
-            for i in range(repeats + 1):  # interleaved; the first round warms up
-                for name, w in (("view", view), ("contiguous", contiguous)):
-                    t0 = time.perf_counter()
-                    F.grouped_mm(x, w, offs=offs)
-                    if i:
-                        times[name].append(time.perf_counter() - t0)
-            med = {k: statistics.median(v) for k, v in times.items()}
+            t = time_forward({name: lambda _m, a, *_, g=w, o=offs: F.grouped_mm(a, g, offs=o)
+                              for name, w in (("view", view), ("contiguous", contiguous))},
+                             None, x, None, None, repeats=repeats)
             rows.append({"section": "layout", "dtype": str(dtype).replace("torch.", ""), "tokens": T,
-                         "experts": E, "view_ms": 1e3 * med["view"], "contiguous_ms": 1e3 * med["contiguous"],
-                         "contiguous_over_view": med["contiguous"] / med["view"]})
+                         "experts": E, "view_ms": 1e3 * t["view"], "contiguous_ms": 1e3 * t["contiguous"],
+                         "contiguous_over_view": t["contiguous"] / t["view"]})
     return rows
 
 
