@@ -7,7 +7,9 @@ selection per category: MiniLM when installed, else TF-IDF) decoded by ours (dra
 transformers' assisted generation and prompt lookup; AL, greedy match, tokens/s, wall speedup (CPU-specific)
 and modelled speedup tau / (1 + k c_draft / c_target). Part 2: the Throughput split at 128/256/512 input tokens,
 real entropy tiers vs SYNTHETIC random tokens (the overestimation finding), 256 new tokens, plus a 32-token
-contrast at 256 input tokens, each with a bootstrap interval over prompts. Part 3: `mlx26 llm serve` started as a
+contrast at 256 input tokens, each with a bootstrap interval over prompts, on tiny-llama-1k (trained on
+1,024-token windows, so no position is past its training context), and the prompt-lookup rows again on
+tiny-llama (trained on 128-token windows: every position past 128 is extrapolation) as a contrast. Part 3: `mlx26 llm serve` started as a
 separate process, with --draft at each k and without (the plain anchor), swept over concurrency 1..16
 (streaming, httpx): throughput ratio spec / plain per level and AL scraped from /metrics. Tiny zoo models on
 a shared CPU: the figures prove the plumbing; they are not GPU figures.
@@ -44,6 +46,70 @@ def _f(v: object, fmt: str = ".3f") -> str:
     return "null" if v is None else format(v, fmt)
 
 
+def _throughput(pool: list, models: dict, args: argparse.Namespace, engines: tuple[str, ...]) -> dict:
+    """Random-token vs real prompts at each input length (prompt lookup; our draft engine at the middle one)."""
+    from mlx26.core.spec_bench import metrics, throughput
+    from mlx26.core.spec_bench.prompts import Prompt
+    from mlx26.core.spec_bench.run import run
+
+    figures = {"lengths": args.lengths, "tokens": args.throughput_tokens, "short_tokens": args.short_tokens}
+    mid = args.lengths[len(args.lengths) // 2]
+    runs = ([("prompt-lookup", n, args.throughput_tokens, f"isl{n}") for n in args.lengths]
+            + [("prompt-lookup", mid, args.short_tokens, f"isl{mid}_short"), ("ours", mid, args.throughput_tokens, f"isl{mid}")])
+    runs = [r for r in runs if r[0] in engines]
+    for engine, length, new_tokens, key in runs:
+        recs = throughput.build(pool[:: max(1, len(pool) // args.throughput_prompts)], models["tokenizer"], [length],
+                                args.random_prompts, seed=args.seed, context=models["context"])
+        tp = [Prompt(r["id"], r["tier"], r["prompt"]) for r in recs]
+        rep = run(tp, models, engine=engine, k=args.k, max_tokens=new_tokens, ids=[r["input_ids"] for r in recs])
+        al = {c["category"]: c["acceptance_length"] for c in rep["by_category"]}
+        rows = {"random": [r for r in rep["prompts"] if r["category"] == "random"],
+                "real": [r for r in rep["prompts"] if r["category"] != "random"]}
+        ci = metrics.al_ratio_interval(rows["random"], rows["real"], seed=args.seed)
+        # Real sequences that are one document cut to length (nothing appended): padding repeats a category's template
+        single_ids = {r["id"] for r in recs if r["data"] == "pool" and r["appended_prompts"] == 0}
+        single = [r for r in rows["real"] if r["id"] in single_ids]
+        ci1 = metrics.al_ratio_interval(rows["random"], single, seed=args.seed) if single else {}
+        figures.setdefault(engine, {})[key] = {
+            "input_tokens": length, "new_tokens": new_tokens, "al_by_tier": al, "real_al": metrics.pooled_al(rows["real"]),
+            "random_over_real": ci["ratio"], "ci90": [ci["low"], ci["high"]], "ci90_low": ci["low"], "ci90_high": ci["high"],
+            "share_at_most_one": ci["share_at_most_one"], "prompts": {k: len(v) for k, v in rows.items()},
+            "single_document": {"prompts": len(single), "al": metrics.pooled_al(single) if single else None,
+                                "padded_al": metrics.pooled_al([r for r in rows["real"] if r["id"] not in single_ids]),
+                                "random_over_single": ci1.get("ratio"), "ci90_low": ci1.get("low"),
+                                "ci90_high": ci1.get("high")}}
+        print(f"{engine:<14} in={length:<4} new={new_tokens:<4} "
+              + "  ".join(f"{t}={_f(al.get(t))}" for t in ("low", "mixed", "high", "random"))
+              + f"  random/real = {_f(ci['ratio'])} [{_f(ci['low'])}, {_f(ci['high'])}] ({len(rows['real'])} real, "
+              f"{len(rows['random'])} random); random/single-document real = {_f(ci1.get('ratio'))} "
+              f"[{_f(ci1.get('low'))}, {_f(ci1.get('high'))}] ({len(single)} single)")
+    pl = [figures["prompt-lookup"][f"isl{n}"] for n in args.lengths]
+    figures["prompt-lookup-summary"] = {
+        "lengths_above_one": sum(e["ci90_low"] > 1 for e in pl), "lengths_below_one": sum(e["ci90_high"] < 1 for e in pl),
+        "ratio_min": min(e["random_over_real"] for e in pl), "ratio_max": max(e["random_over_real"] for e in pl)}
+    return figures
+
+
+def _context_check(names: list[str]) -> dict:
+    """Held-out bits/byte of each target at a 128- and a 1,024-token context: is the long context usable?"""
+    from mlx26.core.spec_bench.run import trained_context
+    from mlx26.core.zoo import load_model, load_tokenizer
+    from mlx26.core.zoo.corpora import corpus
+    from mlx26.core.zoo.evaluate import bits_per_byte
+    from mlx26.core.zoo.train import EVAL_BYTES
+
+    text = corpus("stdlib-code").text("heldout", EVAL_BYTES)
+    out: dict = {"corpus": "stdlib-code heldout", "bytes": len(text.encode("utf-8"))}
+    print("\n## Context check: held-out stdlib bits/byte (lower is better)")
+    for name in names:
+        model, tok = load_model(name), load_tokenizer(name)
+        row = {f"ctx{c}": bits_per_byte(model, tok, text, context=c, routing=False)["bits_per_byte"] for c in (128, 1024)}
+        out[name] = row | {"trained_context": trained_context(name)}
+        print(f"{name:<14} trained on {out[name]['trained_context']}-token windows: context 128 {row['ctx128']:.3f}, "
+              f"context 1024 {row['ctx1024']:.3f}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", help="prompt file (default: the embedded pool)")
@@ -61,13 +127,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--throughput-tokens", type=int, default=256, help="new tokens per Throughput prompt")
     ap.add_argument("--short-tokens", type=int, default=32,
                     help="a short-output contrast: prompt lookup at the middle length with this many new tokens")
+    ap.add_argument("--throughput-target", default="tiny-llama-1k",
+                    help="target of the Throughput split (trained on 1,024-token windows, so every position is in range)")
+    ap.add_argument("--contrast-target", default="tiny-llama",
+                    help="also run the split's prompt-lookup rows on this target ('' to skip): tiny-llama was "
+                         "trained on 128-token windows")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default="out/spec-bench/bench")
     args = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from mlx26.core.spec_bench import embed, metrics, report, select, throughput
-    from mlx26.core.spec_bench.prompts import Prompt, embedded_pool, from_records
-    from mlx26.core.spec_bench.run import load_pair, run
+    from mlx26.core.spec_bench import embed, report, select
+    from mlx26.core.spec_bench.prompts import embedded_pool, from_records
+    from mlx26.core.spec_bench.run import load_pair, run, trained_context
     from mlx26.core.spec_bench.server_bench import sweep
 
     out = Path(args.out)
@@ -109,42 +180,21 @@ def main(argv: list[str] | None = None) -> int:
     for e in figures["engines"].values():
         als = [v for v in e["al_by_category"].values() if v is not None]
         e["al_category_min"], e["al_category_max"] = (min(als), max(als)) if als else (None, None)
-    figures["throughput"] = {"lengths": args.lengths, "tokens": args.throughput_tokens, "short_tokens": args.short_tokens}
-    mid = args.lengths[len(args.lengths) // 2]
+    figures["context_check"] = _context_check([args.throughput_target] + ([args.contrast_target] if args.contrast_target else []))
     print("\n## Throughput split: real prompts in entropy tiers vs SYNTHETIC random tokens; AL by tier and "
           "random / real with a 90% bootstrap interval over prompts")
-    runs = ([("prompt-lookup", n, args.throughput_tokens, f"isl{n}") for n in args.lengths]
-            + [("prompt-lookup", mid, args.short_tokens, f"isl{mid}_short"), ("ours", mid, args.throughput_tokens, f"isl{mid}")])
-    for engine, length, new_tokens, key in runs:
-        recs = throughput.build(pool[:: max(1, len(pool) // args.throughput_prompts)], models["tokenizer"], [length],
-                                args.random_prompts, seed=args.seed, context=models["context"])
-        tp = [Prompt(r["id"], r["tier"], r["prompt"]) for r in recs]
-        rep = run(tp, models, engine=engine, k=args.k, max_tokens=new_tokens, ids=[r["input_ids"] for r in recs])
-        al = {c["category"]: c["acceptance_length"] for c in rep["by_category"]}
-        rows = {"random": [r for r in rep["prompts"] if r["category"] == "random"],
-                "real": [r for r in rep["prompts"] if r["category"] != "random"]}
-        ci = metrics.al_ratio_interval(rows["random"], rows["real"], seed=args.seed)
-        # Real sequences that are one document cut to length (nothing appended): padding repeats a category's template
-        single_ids = {r["id"] for r in recs if r["data"] == "pool" and r["appended_prompts"] == 0}
-        single = [r for r in rows["real"] if r["id"] in single_ids]
-        ci1 = metrics.al_ratio_interval(rows["random"], single, seed=args.seed) if single else {}
-        figures["throughput"].setdefault(engine, {})[key] = {
-            "input_tokens": length, "new_tokens": new_tokens, "al_by_tier": al, "real_al": metrics.pooled_al(rows["real"]),
-            "random_over_real": ci["ratio"], "ci90": [ci["low"], ci["high"]], "ci90_low": ci["low"], "ci90_high": ci["high"],
-            "share_at_most_one": ci["share_at_most_one"], "prompts": {k: len(v) for k, v in rows.items()},
-            "single_document": {"prompts": len(single), "al": metrics.pooled_al(single) if single else None,
-                                "padded_al": metrics.pooled_al([r for r in rows["real"] if r["id"] not in single_ids]),
-                                "random_over_single": ci1.get("ratio"), "ci90_low": ci1.get("low"),
-                                "ci90_high": ci1.get("high")}}
-        print(f"{engine:<14} in={length:<4} new={new_tokens:<4} "
-              + "  ".join(f"{t}={_f(al.get(t))}" for t in ("low", "mixed", "high", "random"))
-              + f"  random/real = {_f(ci['ratio'])} [{_f(ci['low'])}, {_f(ci['high'])}] ({len(rows['real'])} real, "
-              f"{len(rows['random'])} random); random/single-document real = {_f(ci1.get('ratio'))} "
-              f"[{_f(ci1.get('low'))}, {_f(ci1.get('high'))}] ({len(single)} single)")
-    pl = [figures["throughput"]["prompt-lookup"][f"isl{n}"] for n in args.lengths]
-    figures["throughput"]["prompt-lookup-summary"] = {
-        "lengths_above_one": sum(e["ci90_low"] > 1 for e in pl), "lengths_below_one": sum(e["ci90_high"] < 1 for e in pl),
-        "ratio_min": min(e["random_over_real"] for e in pl), "ratio_max": max(e["random_over_real"] for e in pl)}
+    tp_models = load_pair(args.throughput_target, "tiny-llama-draft")
+    print(f"### target {args.throughput_target} (trained at {trained_context(args.throughput_target)} tokens)")
+    figures["throughput"] = _throughput(pool, tp_models, args, engines=("prompt-lookup", "ours"))
+    figures["throughput"]["target"] = args.throughput_target
+    figures["throughput"]["trained_context"] = trained_context(args.throughput_target)
+    if args.contrast_target:
+        print(f"### contrast: target {args.contrast_target} (trained at {trained_context(args.contrast_target)} "
+              "tokens: positions past that are extrapolation), prompt lookup only")
+        figures["throughput_contrast"] = _throughput(pool, load_pair(args.contrast_target, None), args,
+                                                     engines=("prompt-lookup",))
+        figures["throughput_contrast"]["target"] = args.contrast_target
+        figures["throughput_contrast"]["trained_context"] = trained_context(args.contrast_target)
 
     print(f"\n## Server sweep: `mlx26 llm serve` (separate process), {args.requests} streamed requests/level, "
           f"{args.sweep_tokens} tokens each")
@@ -183,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
                          "plain_al_all_null": all(r["acceptance_length"] is None for r in sweeps["plain"]),
                          "ratio_min": min(r["ratio_to_plain"] for n in drafted for r in figures["sweep"]["servers"][n]),
                          "ratio_max": max(r["ratio_to_plain"] for n in drafted for r in figures["sweep"]["servers"][n])}
-    data = [{"name": "tiny-llama / tiny-llama-draft", "source": "zoo models trained locally (tiny; CPU)"}]
+    data = [{"name": "tiny-llama / tiny-llama-draft", "source": "zoo models trained locally (tiny; CPU)"},
+            {"name": args.throughput_target, "source": "zoo model trained locally (the Throughput split's target)"}]
     data.append({"name": "spec-bench", "source": f"{args.prompts} (Spec-Bench question.jsonl, real prompts, read in place)"}
                 if args.prompts else {"name": "embedded pool", "source": "the package's embedded prompt pool (project text)"})
     data.append({"name": "random tier", "source": "SYNTHETIC random tokens (the Throughput split's random tier)"})

@@ -44,7 +44,22 @@ def load_pair(target: str, draft: str | None) -> dict[str, Any]:
         eos.add(int(tt.eos_token_id))
     out["eos"] = eos
     out["context"] = getattr(tm.config, "max_position_embeddings", None)
+    out["trained_context"] = trained_context(target)
     return out
+
+
+def trained_context(model: str) -> int | None:
+    """The window a zoo model was trained on (its manifest), or None when unknown (hub ids, bare folders).
+
+    Positions past it are extrapolation even when ``max_position_embeddings`` allows them: tiny-llama has 1,024
+    positions but saw only 128-token windows."""
+    from mlx26.core.zoo.registry import read_manifest
+
+    try:
+        value = (read_manifest(model).get("training") or {}).get("context")
+    except (InputError, OSError, ValueError):
+        return None
+    return int(value) if isinstance(value, int) else None
 
 
 def encode_prompts(prompts: Sequence[Prompt], tokenizer: Any, ids: Sequence[Sequence[int] | None], max_tokens: int,
@@ -81,6 +96,7 @@ def run(prompts: Sequence[Prompt], models: dict[str, Any], *, engine: str, k: in
         raise InputError(f"--temperature must be in [0, 2], got {temperature}.")
     target, draft, tok, eos = models["target"], models["draft"], models["tokenizer"], models["eos"]
     encoded = encode_prompts(prompts, tok, ids or [None] * len(prompts), max_tokens, models["context"], k, truncate)
+    trained = models.get("trained_context")
     rows: list[dict[str, Any]] = []
     all_steps: list[M.Step] = []
     totals = {"new": 0, "calls": 0, "spec_s": 0.0, "plain_s": 0.0, "plain_new": 0}
@@ -131,7 +147,10 @@ def run(prompts: Sequence[Prompt], models: dict[str, Any], *, engine: str, k: in
                "wall_speedup_cpu": spec_tps / plain_tps if spec_tps and plain_tps else None,
                "wall_speedup_label": CPU_LABEL.format(cores=cores), "c_draft_over_c_target": ratio,
                "modelled_speedup": M.modelled_speedup(al, k, ratio),
-               "greedy_match": all(matches) if matches else None, "truncate_prompt_tokens": truncate}
+               "greedy_match": all(matches) if matches else None, "truncate_prompt_tokens": truncate,
+               "trained_context": trained,
+               "prompts_past_trained_context": None if trained is None else
+               sum(len(t) + max_tokens > trained for t in encoded)}
     return {"summary": summary, "by_category": by_category(rows, k, ratio), "prompts": rows,
             "provenance": {"mlx26": __version__, "seed": seed, "python": platform.python_version(),
                            "torch": torch.__version__}}

@@ -17,6 +17,10 @@ def _origin(m: dict[str, Any]) -> str:
         return (f"A small causal language model sparse-upcycled from the zoo's `{up['model']}` ({up['method']}, "
                 f"jitter {up['noise']}),\nthen trained by mlx26's own training loop (`mlx26 zoo train`) on text every "
                 "machine has.")
+    cont = m.get("continued_from")
+    if cont:
+        return (f"A small causal language model: the zoo's `{cont['model']}`, trained on by mlx26's own training loop\n"
+                f"(`mlx26 zoo train`; {cont['method']}) on text every machine has.")
     return ("A small causal language model trained from scratch by mlx26's own training loop\n"
             "(`mlx26 zoo train`) on text every machine has.")
 

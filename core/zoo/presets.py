@@ -19,6 +19,11 @@ Our own choice of sizes (no paper reconstructed):
 * ``tiny-moe-fine`` — Mixtral, **32 fine-grained experts** of width 24 (≤ d/2), top-8, fine-grained-upcycled
   from ``tiny-llama-draft`` (its MLP cut into 8 segments, 4 copies of each; :mod:`.upcycle`) and trained on
   like ``tiny-moe-upcycled``: the many-small-experts layout of DeepSeekMoE / Qwen1.5-MoE.
+* ``tiny-llama-1k`` — ``tiny-llama`` continued at a **1,024-token context** (context extension, as long-context
+  models are made by continued pre-training): ``tiny-llama`` saw only 128-token windows, so every position
+  past 128 is extrapolation for it; this one is trained on every position it will be asked about (the
+  Throughput split of ``mlx26 spec-bench`` at 128–512 input tokens plus the generated ones). Same
+  tokenizer, so ``tiny-llama-draft`` drafts for it.
 * ``micro-llama`` / ``micro-moe`` — seconds-to-train models for tests and the smoke recipe.
 
 Each preset also fixes its training defaults (context, batch, learning rate, minutes,
@@ -36,6 +41,8 @@ from mlx26.core.common.errors import unknown_name
 # 10 %, so 1e-3), as sparse upcycling continues the dense run. Fixed after development runs at 3e-4 and 1e-3;
 # the first recipe's 3e-3 drives the expert copies further apart (benchmarks/quantize_moe.py, the drift rows).
 UPCYCLE_LR = 1e-3
+# tiny-llama's cosine ends at 10 % of 8e-3; the context-extended copy continues at that rate.
+CONTINUE_LR = 8e-4
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,7 @@ class Preset:
     upcycle_from: str | None = None  # a shipped dense zoo model whose MLPs become the experts (sparse upcycling)
     upcycle_noise: float = 0.0  # relative jitter of each expert copy
     upcycle_segments: int = 1  # > 1: fine-grained upcycling (each expert a copy of one MLP segment)
+    continue_from: str | None = None  # a shipped zoo model of the same shape whose weights training starts from
 
 
 PRESETS: dict[str, Preset] = {
@@ -98,6 +106,11 @@ PRESETS: dict[str, Preset] = {
                "MLP segments, trained on stdlib code",
                shipped=True, minutes=3.0, lr=UPCYCLE_LR, batch_size=8, context=128, upcycle_from="tiny-llama-draft",
                upcycle_noise=0.01, upcycle_segments=8),
+        Preset("tiny-llama-1k", "llama",
+               dict(hidden_size=128, intermediate_size=384, num_hidden_layers=4, num_attention_heads=4,
+                    num_key_value_heads=4, max_position_embeddings=1024),
+               "Llama, tiny-llama continued on 1,024-token windows of stdlib code (context extension)",
+               shipped=True, minutes=8.0, lr=CONTINUE_LR, batch_size=8, context=1024, continue_from="tiny-llama"),
         Preset("tiny-llama-long", "llama",
                dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
                     num_key_value_heads=8, head_dim=64, max_position_embeddings=32768),
@@ -143,6 +156,8 @@ def build_model(preset: Preset, tokenizer: Any, seed: int) -> Any:
     config = build_config(preset, tokenizer)
     if preset.upcycle_from:
         return _upcycled(preset, config, seed)
+    if preset.continue_from:
+        return _continued(preset, config)
     torch.manual_seed(seed)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     return model
@@ -161,6 +176,20 @@ def _upcycled(preset: Preset, config: Any, seed: int) -> Any:
         if getattr(model.config, key) != getattr(config, key):
             raise RunFailure(f"preset {preset.name}: {key} {getattr(config, key)} does not match its source "
                              f"{preset.upcycle_from} ({getattr(model.config, key)}).")
+    return model
+
+
+def _continued(preset: Preset, config: Any) -> Any:
+    from mlx26.core.common.errors import RunFailure
+    from mlx26.core.zoo.registry import load_model
+
+    model = load_model(preset.continue_from)
+    for key in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                "num_key_value_heads", "max_position_embeddings"):
+        if getattr(model.config, key) != getattr(config, key):
+            raise RunFailure(f"preset {preset.name}: {key} {getattr(config, key)} does not match its source "
+                             f"{preset.continue_from} ({getattr(model.config, key)}).")
+    model.train()
     return model
 
 

@@ -449,6 +449,8 @@ def _manifest(opts: TrainOptions, r: Resolved, model: Any, tokenizer: Any, used:
                       "vocab_size": len(tokenizer), "hash": tok_hash},
         "corpora": used, "eval": ev,
         **({"upcycled_from": _upcycled_from(r.preset)} if r.preset.upcycle_from else {}),
+        **({"continued_from": {"model": r.preset.continue_from, "method": "continued pre-training of every weight "
+                               f"at a {r.context}-token context"}} if r.preset.continue_from else {}),
         "training": {"command": opts.command, "seed": opts.seed, "steps": steps,
                      "tokens_seen": steps * r.batch_size * r.context, "batch_size": r.batch_size,
                      "context": r.context, "lr": r.lr, "minutes_budget": None if r.steps else r.minutes,

@@ -94,3 +94,19 @@ def test_subprocess_entry_point(subprocess_env, tmp_path):
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith("category,")
+
+
+def test_run_warns_when_prompts_run_past_the_trained_context(run_cli, tmp_path):
+    long_text = " ".join(str(i) for i in range(150))  # well over 128 tokens of tiny-llama's tokenizer
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"question_id": 1, "category": "qa", "turns": [long_text]}) + "\n"
+                    + json.dumps({"question_id": 2, "category": "qa", "turns": ["def f(x):"]}) + "\n")
+    res = run_cli("spec-bench", "run", str(path), "--engine", "prompt-lookup", "--max-tokens", "2", "--format", "json")
+    assert res.code == 0, res.stderr
+    assert "1 of 2 prompt(s)" in res.stderr and "128 tokens tiny-llama was trained on" in res.stderr
+    s = json.loads(res.stdout)["summary"]
+    assert s["prompts_past_trained_context"] == 1 and s["trained_context"] == 128
+    quiet = run_cli("spec-bench", "run", str(path), "--engine", "prompt-lookup", "--max-tokens", "2", "--target",
+                    "tiny-llama-1k", "--format", "json")
+    assert quiet.code == 0 and "trained on" not in quiet.stderr, quiet.stderr
+    assert json.loads(quiet.stdout)["summary"]["prompts_past_trained_context"] == 0

@@ -84,3 +84,22 @@ def test_random_tokens_overestimate_prompt_lookup_acceptance(models):
     rand = [r for r in report["prompts"] if r["category"] == "random"]
     ci = al_ratio_interval(rand, [r for r in report["prompts"] if r["category"] != "random"])
     assert len(rand) == 16 and ci["low"] > 1, ci
+
+
+def test_trained_context_comes_from_the_manifest():
+    from mlx26.core.spec_bench.run import trained_context
+
+    assert trained_context("tiny-llama") == 128  # 1,024 positions, trained on 128-token windows
+    assert trained_context("tiny-llama-1k") == 1024
+    assert trained_context("someone/not-a-local-model") is None  # a hub id: unknown, never guessed
+
+
+def test_run_counts_prompts_that_run_past_the_trained_context(models):
+    from mlx26.core.spec_bench.run import run
+
+    short, long = models["tokenizer"]("def f(x):")["input_ids"], list(range(5, 5 + 126))
+    prompts = [Prompt("a", "c", "short"), Prompt("b", "c", "long")]
+    report = run(prompts, models, engine="prompt-lookup", k=2, max_tokens=4, ids=[short, long])
+    s = report["summary"]
+    assert s["trained_context"] == 128
+    assert s["prompts_past_trained_context"] == 1  # 126 + 4 > 128; the short prompt stays inside
