@@ -126,7 +126,10 @@ def load(path: str, runtime: str = "fp32") -> tuple[Any, dict[str, Any]]:
 
     try:
         return _load(path, folder, meta, runtime)
-    except (KeyError, TypeError, IndexError, RuntimeError, SafetensorError) as exc:  # damaged or edited folder
+    except SafetensorError as exc:  # a truncated or overwritten tensor file, not the metadata
+        raise InputError(f"{path}: a saved tensor file is damaged or truncated ({exc}).",
+                         "rewrite the folder with mlx26 quantize-moe --out") from None
+    except (KeyError, TypeError, IndexError, RuntimeError) as exc:  # damaged or edited folder
         raise InputError(f"{path}/quantize_moe.json does not match the saved tensors "
                          f"({type(exc).__name__}: {exc}).", "rewrite the folder with mlx26 quantize-moe --out") from None
 
