@@ -64,26 +64,33 @@ def test_entropy_closed_form():
     assert throughput.token_entropy([5, 5, 5]) == 0.0
 
 
-@pytest.mark.slow
-def test_random_tokens_overestimate_prompt_lookup_acceptance(models):
-    """The paper's finding, in direction, at the benchmark's most favourable cell (every 10th Spec-Bench
-    prompt, 256 input tokens, 16 random-token prompts, 256 new tokens; chosen after an earlier configuration
-    had measured the reverse): random-token inputs give prompt lookup a higher AL than the real tiers, the 90 %
-    bootstrap interval over prompts above 1. Not at every configuration: benchmarks/spec_bench.py also runs
-    128 and 512 input tokens and 32 new tokens (where the direction reverses); docs/spec-bench.md reports all
-    of them and scores the claim "partly"."""
+def _random_over_real(target: str, length: int) -> dict:
     from mlx26.core.spec_bench.metrics import al_ratio_interval
-    from mlx26.core.spec_bench.run import run
+    from mlx26.core.spec_bench.run import load_pair, run
 
+    models = load_pair(target, None)
     path = shared_data("spec-bench") / "question.jsonl"
     rows = [(i, json.loads(line)) for i, line in enumerate(path.read_text().splitlines(), 1)]
     real = from_records(rows, str(path))[::10]
-    recs = throughput.build(real, models["tokenizer"], [256], 16, seed=0, context=1024)
+    recs = throughput.build(real, models["tokenizer"], [length], 16, seed=0, context=1024)
     prompts = [Prompt(r["id"], r["tier"], r["prompt"]) for r in recs]
     report = run(prompts, models, engine="prompt-lookup", k=4, max_tokens=256, ids=[r["input_ids"] for r in recs])
     rand = [r for r in report["prompts"] if r["category"] == "random"]
-    ci = al_ratio_interval(rand, [r for r in report["prompts"] if r["category"] != "random"])
-    assert len(rand) == 16 and ci["low"] > 1, ci
+    assert len(rand) == 16
+    return al_ratio_interval(rand, [r for r in report["prompts"] if r["category"] != "random"])
+
+
+@pytest.mark.slow
+def test_random_over_real_on_both_test_beds():
+    """Two cells of benchmarks/spec_bench.py (every 10th Spec-Bench prompt, 16 random-token prompts, 256 new
+    tokens, prompt lookup), pinned as regressions of the shipped models, not as the paper's finding: on tiny-llama
+    (trained on 128-token windows, so these positions are extrapolation) random tokens give the higher AL at 256
+    input tokens, the cell where the old test bed pointed the paper's way; on tiny-llama-1k (trained on 1,024-token
+    windows) they give the lower AL at 512 input tokens. docs/spec-bench.md reports every cell."""
+    old = _random_over_real("tiny-llama", 256)
+    assert old["low"] > 1, old
+    new = _random_over_real("tiny-llama-1k", 512)
+    assert new["high"] < 1, new
 
 
 def test_trained_context_comes_from_the_manifest():
