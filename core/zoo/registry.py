@@ -231,15 +231,19 @@ def folder_size(path: str | Path) -> int:
 
 
 def list_models() -> list[dict[str, Any]]:
-    """One row per zoo model: trained (shipped) ones with held-out bits/byte on stdlib code, then random-init ones."""
+    """One row per zoo model: trained (shipped) ones with the held-out bits/byte of their manifest, then random-init ones.
+
+    ``bpb`` is only comparable between rows of the same ``bpb_corpus`` and ``bpb_context`` (tiny-llama-pkgs is
+    scored on held-out packages, tiny-llama-1k at a 1,024-token context), so both are in the row."""
     rows = []
     for name in shipped_names():
         m = read_manifest(name)
+        ev = m.get("eval", {})
         rows.append({"name": name, "kind": "trained", "family": m.get("family"), "params": m.get("parameters"),
-                     "bpb": m.get("eval", {}).get("bits_per_byte"),
+                     "bpb": ev.get("bits_per_byte"), "bpb_corpus": ev.get("corpus"), "bpb_context": ev.get("context"),
                      "size_mb": round(folder_size(MODELS_DIR / name) / 1e6, 2)})
     for name in random_init_names():
         m = random_init_manifest(name)
         rows.append({"name": name, "kind": "random-init, timing only", "family": m["family"],
-                     "params": m["parameters"], "bpb": None, "size_mb": None})
+                     "params": m["parameters"], "bpb": None, "bpb_corpus": None, "bpb_context": None, "size_mb": None})
     return rows

@@ -206,6 +206,9 @@ def test_long_preset_is_random_init_and_labelled(monkeypatch, tmp_path):
         assert count_parameters(build_model(preset, load_tokenizer("bpe-4096"), 0)) == m["parameters"]
     rows = {r["name"]: r for r in registry.list_models()}
     assert rows["tiny-llama-long"]["kind"].startswith("random-init")
+    # each bits/byte says what it was scored on, so rows with different contexts or corpora are not compared blind
+    assert (rows["tiny-llama"]["bpb_context"], rows["tiny-llama-1k"]["bpb_context"]) == (128, 1024)
+    assert rows["tiny-llama-pkgs"]["bpb_corpus"] != rows["tiny-llama"]["bpb_corpus"] == "stdlib-code"
 
 
 @pytest.mark.slow
