@@ -90,7 +90,7 @@ def _throughput(pool: list, models: dict, args: argparse.Namespace, engines: tup
     return figures
 
 
-def _context_check(names: list[str]) -> dict:
+def _context_check(roles: dict[str, str]) -> dict:
     """Held-out bits/byte of each target at a 128- and a 1,024-token context: is the long context usable?"""
     from mlx26.core.spec_bench.run import trained_context
     from mlx26.core.zoo import load_model, load_tokenizer
@@ -101,11 +101,11 @@ def _context_check(names: list[str]) -> dict:
     text = corpus("stdlib-code").text("heldout", EVAL_BYTES)
     out: dict = {"corpus": "stdlib-code heldout", "bytes": len(text.encode("utf-8"))}
     print("\n## Context check: held-out stdlib bits/byte (lower is better)")
-    for name in names:
+    for role, name in roles.items():  # keyed by role, so the claims keep their keys when --*-target changes
         model, tok = load_model(name), load_tokenizer(name)
         row = {f"ctx{c}": bits_per_byte(model, tok, text, context=c, routing=False)["bits_per_byte"] for c in (128, 1024)}
-        out[name] = row | {"trained_context": trained_context(name)}
-        print(f"{name:<14} trained on {out[name]['trained_context']}-token windows: context 128 {row['ctx128']:.3f}, "
+        out[role] = row | {"model": name, "trained_context": trained_context(name)}
+        print(f"{name:<14} trained on {out[role]['trained_context']}-token windows: context 128 {row['ctx128']:.3f}, "
               f"context 1024 {row['ctx1024']:.3f}")
     return out
 
@@ -165,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{_f(s['plain_tokens_per_s'], '.1f'):>11}  {_f(s['spec_tokens_per_s'], '.1f'):>10}  "
               f"{_f(s['wall_speedup_cpu']):>18}  {_f(s['modelled_speedup'])}")
     print(f"c_draft/c_target (measured forward-time ratio) = {_f(results['ours']['summary']['c_draft_over_c_target'])}")
+    s = results["ours"]["summary"]
+    print(f"{s['prompts_past_trained_context']} of {s['prompts']} prompts (+ {args.max_tokens} new tokens) run past the "
+          f"{s['trained_context']} tokens tiny-llama was trained on")
 
     figures: dict = {"prompts_source": source, "embedder": used, "split": len(split), "per_category": args.per_category,
                      "k": args.k, "max_tokens": args.max_tokens,
@@ -174,13 +177,15 @@ def main(argv: list[str] | None = None) -> int:
                                    "by_category": {r["category"]: r["beats_random"] for r in div}},
                      "engines": {e: {k: r["summary"][k] for k in ("acceptance_length", "acceptance_rate", "greedy_match",
                                                                   "wall_speedup_cpu", "modelled_speedup",
-                                                                  "c_draft_over_c_target", "prompts")}
+                                                                  "c_draft_over_c_target", "prompts", "trained_context",
+                                                                  "prompts_past_trained_context")}
                                  | {"al_by_category": {c["category"]: c["acceptance_length"] for c in r["by_category"]}}
                                  for e, r in results.items()}}
     for e in figures["engines"].values():
         als = [v for v in e["al_by_category"].values() if v is not None]
         e["al_category_min"], e["al_category_max"] = (min(als), max(als)) if als else (None, None)
-    figures["context_check"] = _context_check([args.throughput_target] + ([args.contrast_target] if args.contrast_target else []))
+    figures["context_check"] = _context_check({"target": args.throughput_target}
+                                              | ({"contrast": args.contrast_target} if args.contrast_target else {}))
     print("\n## Throughput split: real prompts in entropy tiers vs SYNTHETIC random tokens; AL by tier and "
           "random / real with a 90% bootstrap interval over prompts")
     tp_models = load_pair(args.throughput_target, "tiny-llama-draft")

@@ -177,8 +177,12 @@ def run_cmd(prompts: B.PoolArg = EMBEDDED,
     report["summary"].update(target=target, draft=draft, source=prompts)
     s = report["summary"]
     if s["prompts_past_trained_context"]:
-        notice(f"Warning: {s['prompts_past_trained_context']} of {s['prompts']} prompt(s) plus --max-tokens run past "
-               f"the {s['trained_context']} tokens {target} was trained on: those positions are extrapolation "
+        windows = {name: w for name, w in ((target, s["trained_context"]), (draft, s["draft_trained_context"]))
+                   if name and w}
+        shortest = min(windows.values())
+        names = " and ".join(name for name, w in windows.items() if w == shortest)
+        notice(f"Warning: {s['prompts_past_trained_context']} of {s['prompts']} prompt(s) plus --max-tokens and -k run "
+               f"past the {shortest}-token window {names} was trained on: those positions are extrapolation "
                "(tiny-llama-1k is trained on 1,024-token windows).", quiet)
     notice(f"spec-bench run: {engine} k={k}: AL {s['acceptance_length']:.3f}, greedy_match {s['greedy_match']}, "
            f"modelled speedup {s['modelled_speedup']:.3f}, wall {s['wall_speedup_cpu']:.3f} (CPU-specific)", quiet)

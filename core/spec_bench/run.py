@@ -45,6 +45,7 @@ def load_pair(target: str, draft: str | None) -> dict[str, Any]:
     out["eos"] = eos
     out["context"] = getattr(tm.config, "max_position_embeddings", None)
     out["trained_context"] = trained_context(target)
+    out["draft_trained_context"] = trained_context(draft) if draft else None
     return out
 
 
@@ -62,6 +63,11 @@ def trained_context(model: str) -> int | None:
     return int(value) if isinstance(value, int) else None
 
 
+def positions_needed(prompt_tokens: int, max_tokens: int, k: int) -> int:
+    """Positions a prompt can reach: its tokens, the new ones, and up to k drafts verified past the last of them."""
+    return prompt_tokens + max_tokens + k
+
+
 def encode_prompts(prompts: Sequence[Prompt], tokenizer: Any, ids: Sequence[Sequence[int] | None], max_tokens: int,
                    context: int | None, k: int, truncate: int | None = None) -> list[list[int]]:
     """Token ids per prompt; ``truncate`` keeps the last N (left truncation, as vLLM's truncate_prompt_tokens)."""
@@ -72,7 +78,7 @@ def encode_prompts(prompts: Sequence[Prompt], tokenizer: Any, ids: Sequence[Sequ
             toks = toks[-truncate:]
         if not toks:
             raise InputError(f"prompt '{p.id}' ({p.category}) encodes to no tokens.")
-        if context and len(toks) + max_tokens + k > context:
+        if context and positions_needed(len(toks), max_tokens, k) > context:
             raise InputError(f"prompt '{p.id}' ({p.category}) has {len(toks)} tokens: with --max-tokens {max_tokens} "
                              f"and -k {k} it exceeds the target's context of {context}.",
                              "shorten the prompt, lower --max-tokens, or pass --truncate-prompt-tokens N")
@@ -96,7 +102,10 @@ def run(prompts: Sequence[Prompt], models: dict[str, Any], *, engine: str, k: in
         raise InputError(f"--temperature must be in [0, 2], got {temperature}.")
     target, draft, tok, eos = models["target"], models["draft"], models["tokenizer"], models["eos"]
     encoded = encode_prompts(prompts, tok, ids or [None] * len(prompts), max_tokens, models["context"], k, truncate)
-    trained = models.get("trained_context")
+    # The shorter of the windows the models in use were trained on (the draft runs at the same positions).
+    windows = [w for w in (models.get("trained_context"), models.get("draft_trained_context") if engine != "prompt-lookup"
+                           else None) if w]
+    trained = min(windows) if windows else None
     rows: list[dict[str, Any]] = []
     all_steps: list[M.Step] = []
     totals = {"new": 0, "calls": 0, "spec_s": 0.0, "plain_s": 0.0, "plain_new": 0}
@@ -148,9 +157,10 @@ def run(prompts: Sequence[Prompt], models: dict[str, Any], *, engine: str, k: in
                "wall_speedup_label": CPU_LABEL.format(cores=cores), "c_draft_over_c_target": ratio,
                "modelled_speedup": M.modelled_speedup(al, k, ratio),
                "greedy_match": all(matches) if matches else None, "truncate_prompt_tokens": truncate,
-               "trained_context": trained,
+               "trained_context": models.get("trained_context"),
+               "draft_trained_context": models.get("draft_trained_context") if engine != "prompt-lookup" else None,
                "prompts_past_trained_context": None if trained is None else
-               sum(len(t) + max_tokens > trained for t in encoded)}
+               sum(positions_needed(len(t), max_tokens, k) > trained for t in encoded)}
     return {"summary": summary, "by_category": by_category(rows, k, ratio), "prompts": rows,
             "provenance": {"mlx26": __version__, "seed": seed, "python": platform.python_version(),
                            "torch": torch.__version__}}

@@ -41,7 +41,8 @@ from mlx26.core.common.errors import unknown_name
 # 10 %, so 1e-3), as sparse upcycling continues the dense run. Fixed after development runs at 3e-4 and 1e-3;
 # the first recipe's 3e-3 drives the expert copies further apart (benchmarks/quantize_moe.py, the drift rows).
 UPCYCLE_LR = 1e-3
-# tiny-llama's cosine ends at 10 % of 8e-3; the context-extended copy continues at that rate.
+# tiny-llama's cosine ended at 10 % of 8e-3; the context-extended copy takes that as its peak (then warm-up and
+# cosine as every preset, with a fresh AdamW).
 CONTINUE_LR = 8e-4
 
 
@@ -149,7 +150,9 @@ def build_config(preset: Preset, tokenizer: Any) -> Any:
 
 
 def build_model(preset: Preset, tokenizer: Any, seed: int) -> Any:
-    """A freshly initialised causal LM (weights depend only on ``seed``), in float32."""
+    """The causal LM training starts from, in float32: freshly initialised from ``seed``, or for an upcycled preset
+    built from its shipped source (``seed`` drives the jitter), or for a continued one the source itself (``seed``
+    unused)."""
     import torch
     from transformers import AutoModelForCausalLM
 

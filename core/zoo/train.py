@@ -167,6 +167,9 @@ def validate(opts: TrainOptions, resume: bool = False) -> Resolved:
         raise InputError(f"output path {out} exists and is not a directory.")
     check_creatable_folder(out)
     tokenizer = opts.tokenizer or preset.tokenizer
+    if preset.continue_from and tokenizer != preset.tokenizer:  # the source's embeddings index its own vocabulary
+        raise InputError(f"preset '{preset.name}' continues {preset.continue_from}'s weights, so it keeps its "
+                         f"tokenizer ({preset.tokenizer}); --tokenizer cannot change it.")
     if tokenizer not in ("byte", "bpe", "bpe-4096") and not (Path(tokenizer) / "tokenizer.json").is_file():
         raise InputError(f"Unknown tokenizer '{tokenizer}'.", "use bpe-4096, byte, or a folder with tokenizer.json")
     if opts.clock not in ("cpu", "wall"):
@@ -434,6 +437,16 @@ def _upcycled_from(preset: Any) -> dict[str, Any]:
     return {"model": preset.upcycle_from, "noise": preset.upcycle_noise,
             "method": "sparse upcycling (experts = jittered copies of the dense MLP)"}
 
+def _continued_from(r: Resolved) -> dict[str, Any]:
+    """Which weights a continued preset started from: the source's name alone would not pin them (a rebuilt
+    source, whose step count follows the machine's speed, would silently change the recipe)."""
+    from mlx26.core.zoo.registry import resolve_model_path
+
+    weights = Path(resolve_model_path(r.preset.continue_from)) / "model.safetensors"
+    return {"model": r.preset.continue_from, "weights_sha256": hashlib.sha256(weights.read_bytes()).hexdigest(),
+            "method": f"continued pre-training of every weight at a {r.context}-token context"}
+
+
 def _manifest(opts: TrainOptions, r: Resolved, model: Any, tokenizer: Any, used: list[dict], eval_corpus: str,
               eval_text: str, final: dict[str, Any], baselines: dict[str, float], history: list[dict[str, Any]],
               steps: int, wall: float, cpu: float, threads: int, params: int, tok_hash: str) -> dict[str, Any]:
@@ -449,8 +462,7 @@ def _manifest(opts: TrainOptions, r: Resolved, model: Any, tokenizer: Any, used:
                       "vocab_size": len(tokenizer), "hash": tok_hash},
         "corpora": used, "eval": ev,
         **({"upcycled_from": _upcycled_from(r.preset)} if r.preset.upcycle_from else {}),
-        **({"continued_from": {"model": r.preset.continue_from, "method": "continued pre-training of every weight "
-                               f"at a {r.context}-token context"}} if r.preset.continue_from else {}),
+        **({"continued_from": _continued_from(r)} if r.preset.continue_from else {}),
         "training": {"command": opts.command, "seed": opts.seed, "steps": steps,
                      "tokens_seen": steps * r.batch_size * r.context, "batch_size": r.batch_size,
                      "context": r.context, "lr": r.lr, "minutes_budget": None if r.steps else r.minutes,

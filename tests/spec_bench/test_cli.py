@@ -103,10 +103,14 @@ def test_run_warns_when_prompts_run_past_the_trained_context(run_cli, tmp_path):
                     + json.dumps({"question_id": 2, "category": "qa", "turns": ["def f(x):"]}) + "\n")
     res = run_cli("spec-bench", "run", str(path), "--engine", "prompt-lookup", "--max-tokens", "2", "--format", "json")
     assert res.code == 0, res.stderr
-    assert "1 of 2 prompt(s)" in res.stderr and "128 tokens tiny-llama was trained on" in res.stderr
+    assert "1 of 2 prompt(s)" in res.stderr and "128-token window tiny-llama was trained on" in res.stderr
     s = json.loads(res.stdout)["summary"]
     assert s["prompts_past_trained_context"] == 1 and s["trained_context"] == 128
     quiet = run_cli("spec-bench", "run", str(path), "--engine", "prompt-lookup", "--max-tokens", "2", "--target",
                     "tiny-llama-1k", "--format", "json")
     assert quiet.code == 0 and "trained on" not in quiet.stderr, quiet.stderr
     assert json.loads(quiet.stdout)["summary"]["prompts_past_trained_context"] == 0
+    # with a draft model, the draft's window counts too: tiny-llama-draft saw 128-token windows
+    drafted = run_cli("spec-bench", "run", str(path), "--engine", "ours", "--max-tokens", "2", "--target",
+                      "tiny-llama-1k", "--format", "json")
+    assert drafted.code == 0 and "128-token window tiny-llama-draft was trained on" in drafted.stderr, drafted.stderr

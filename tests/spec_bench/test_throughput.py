@@ -102,11 +102,18 @@ def test_trained_context_comes_from_the_manifest():
 
 
 def test_run_counts_prompts_that_run_past_the_trained_context(models):
+    """A prompt counts when prompt + new tokens + k drafts (the positions verification can reach, the same sum the
+    context check uses) pass the window; truncation is applied first; a draft's window counts only when drafting."""
     from mlx26.core.spec_bench.run import run
 
-    short, long = models["tokenizer"]("def f(x):")["input_ids"], list(range(5, 5 + 126))
-    prompts = [Prompt("a", "c", "short"), Prompt("b", "c", "long")]
-    report = run(prompts, models, engine="prompt-lookup", k=2, max_tokens=4, ids=[short, long])
+    short = models["tokenizer"]("def f(x):")["input_ids"]
+    edge, over = list(range(5, 5 + 122)), list(range(5, 5 + 123))  # 122 + 4 + 2 = 128: inside; 123: one past
+    prompts = [Prompt("a", "c", "short"), Prompt("b", "c", "edge"), Prompt("d", "c", "over")]
+    report = run(prompts, models, engine="prompt-lookup", k=2, max_tokens=4, ids=[short, edge, over])
     s = report["summary"]
-    assert s["trained_context"] == 128
-    assert s["prompts_past_trained_context"] == 1  # 126 + 4 > 128; the short prompt stays inside
+    assert (s["trained_context"], s["draft_trained_context"]) == (128, None)
+    assert s["prompts_past_trained_context"] == 1
+    cut = run(prompts, models, engine="prompt-lookup", k=2, max_tokens=4, ids=[short, edge, over], truncate=100)
+    assert cut["summary"]["prompts_past_trained_context"] == 0
+    drafted = run(prompts, models, engine="ours", k=2, max_tokens=4, ids=[short, edge, over])
+    assert drafted["summary"]["draft_trained_context"] == 128 and drafted["summary"]["prompts_past_trained_context"] == 1

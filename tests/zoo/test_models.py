@@ -238,9 +238,11 @@ def test_the_broad_corpus_model_codes_unseen_packages_in_fewer_bits():
     assert scores["tiny-llama-pkgs"] < scores["tiny-llama"], scores
 
 
-def test_context_extended_model_starts_from_its_source_and_records_it():
-    """tiny-llama-1k is tiny-llama trained on: the preset builds from the shipped weights (not a fresh init), and
-    the manifest says so, with the 1,024-token training window."""
+def test_continued_preset_builds_from_its_source_and_records_which_weights():
+    """Wiring: the tiny-llama-1k preset starts from the shipped tiny-llama weights (not a fresh init), and the
+    shipped manifest pins the source file it was trained from by its hash, with the 1,024-token window."""
+    import hashlib
+
     from mlx26.core.zoo.presets import build_model, get_preset
 
     preset = get_preset("tiny-llama-1k")
@@ -249,15 +251,28 @@ def test_context_extended_model_starts_from_its_source_and_records_it():
     assert start.keys() == source.keys()
     assert all(torch.equal(start[k], source[k]) for k in source)
     m = registry.read_manifest("tiny-llama-1k")
+    weights = (registry.MODELS_DIR / "tiny-llama" / "model.safetensors").read_bytes()
     assert m["continued_from"]["model"] == "tiny-llama"
+    assert m["continued_from"]["weights_sha256"] == hashlib.sha256(weights).hexdigest()
     assert m["training"]["context"] == 1024 and m["eval"]["context"] == 1024
     assert registry.read_manifest("tiny-llama")["training"]["context"] == 128
 
 
-def test_context_extension_beats_its_source_past_128_tokens():
-    """On the same held-out bytes at its 1,024-token context the extended model needs fewer bits/byte than its
-    source did at the 128 tokens it was trained on (both figures from the manifests; the benchmark's context
-    check also scores tiny-llama at 1,024 tokens, where it extrapolates)."""
-    ext, src = registry.read_manifest("tiny-llama-1k")["eval"], registry.read_manifest("tiny-llama")["eval"]
-    assert ext["text_hash"] == src["text_hash"]
-    assert ext["bits_per_byte"] < src["bits_per_byte"]
+def test_continued_preset_refuses_another_tokenizer(tmp_path):
+    from mlx26.core.common.errors import InputError
+    from mlx26.core.zoo.train import TrainOptions, validate
+
+    with pytest.raises(InputError, match="keeps its tokenizer"):
+        validate(TrainOptions("tiny-llama-1k", str(tmp_path / "m"), tokenizer="byte"))
+
+
+def test_context_extension_scores_better_than_its_source_past_128_tokens():
+    """Both models on the same held-out bytes at a 1,024-token context: tiny-llama, trained on 128-token windows,
+    extrapolates there; tiny-llama-1k was trained on such windows and needs fewer bits per byte."""
+    from mlx26.core.zoo.corpora import corpus
+    from mlx26.core.zoo.evaluate import bits_per_byte
+
+    text = corpus("stdlib-code").text("heldout", 12_000)
+    score = {name: bits_per_byte(load_model(name), load_tokenizer(name), text, context=1024, routing=False)["bits_per_byte"]
+             for name in ("tiny-llama", "tiny-llama-1k")}
+    assert score["tiny-llama-1k"] < score["tiny-llama"] - 0.1, score
