@@ -122,27 +122,32 @@ def load(path: str, runtime: str = "fp32") -> tuple[Any, dict[str, Any]]:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         found = meta.get("format") if isinstance(meta, dict) else None
         raise InputError(f"{path}: unknown format {found!r} (expected {FORMAT}).")
-    from safetensors import SafetensorError
-
     try:
         return _load(path, folder, meta, runtime)
-    except SafetensorError as exc:  # a truncated or overwritten tensor file, not the metadata
-        raise InputError(f"{path}: a saved tensor file is damaged or truncated ({exc}).",
-                         "rewrite the folder with mlx26 quantize-moe --out") from None
     except (KeyError, TypeError, IndexError, RuntimeError) as exc:  # damaged or edited folder
         raise InputError(f"{path}/quantize_moe.json does not match the saved tensors "
                          f"({type(exc).__name__}: {exc}).", "rewrite the folder with mlx26 quantize-moe --out") from None
 
 
+def _read_tensors(file: Path) -> dict[str, Any]:
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(file))
+    except SafetensorError as exc:  # a truncated or overwritten tensor file, not a metadata mismatch
+        raise InputError(f"{file} is damaged or truncated ({exc}).",
+                         "rewrite the folder with mlx26 quantize-moe --out") from None
+
+
 def _load(path: str, folder: Path, meta: dict[str, Any], runtime: str = "fp32") -> tuple[Any, dict[str, Any]]:
     from mlx26.kernels import quantize_moe as kern
-    from safetensors.torch import load_file
     from transformers import AutoConfig, AutoModelForCausalLM
 
     config = AutoConfig.from_pretrained(folder, local_files_only=True)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    missing, unexpected = model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=False)
-    tensors = load_file(str(folder / "experts.safetensors"))
+    missing, unexpected = model.load_state_dict(_read_tensors(folder / "model.safetensors"), strict=False)
+    tensors = _read_tensors(folder / "experts.safetensors")
     modules = dict(model.named_modules())
     expected_missing = set()
     kern.register()
