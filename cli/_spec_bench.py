@@ -12,7 +12,8 @@ from mlx26.core.spec_bench.spec import EMBEDDED
 PoolArg = Annotated[str, typer.Argument(help=f"Prompt file (JSON/JSONL with a category and turns/prompt/text; "
                                              f"- = stdin), or '{EMBEDDED}' for the built-in pool.",
                                         metavar="PROMPTS")]
-TargetOpt = Annotated[str, typer.Option("--target", help="Target model (zoo name or folder).", metavar="TEXT")]
+TargetOpt = Annotated[str, typer.Option("--target", help="Target model (zoo name or folder); tiny-llama was trained "
+                                        "on 128-token windows, tiny-llama-1k on 1,024.", metavar="TEXT")]
 DraftOpt = Annotated[str | None, typer.Option("--draft", help="Draft model with the target's tokenizer.", metavar="TEXT")]
 KOpt = Annotated[int, typer.Option("-k", "--k", help="Draft tokens per step (>= 1).", metavar="N")]
 MaxTokOpt = Annotated[int, typer.Option("--max-tokens", help="New tokens per prompt.", min=1, metavar="N")]

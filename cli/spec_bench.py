@@ -113,14 +113,21 @@ def build_throughput_cmd(prompts: B.PoolArg = EMBEDDED, model: B.TargetOpt = "ti
     from pathlib import Path
 
     from mlx26.core.spec_bench import throughput
+    from mlx26.core.spec_bench.run import trained_context
     from mlx26.core.zoo import load_tokenizer, resolve_model_path
 
     pool, _ = B.load_pool(prompts)
     tok = load_tokenizer(model)
     config = Path(resolve_model_path(model)) / "config.json"
     context = json.loads(config.read_text()).get("max_position_embeddings") if config.is_file() else None
-    records = throughput.build(pool, tok, length or list(DEFAULT_LENGTHS), per_tier, seed=seed, context=context,
-                               tiers=tiers)
+    lengths = length or list(DEFAULT_LENGTHS)
+    records = throughput.build(pool, tok, lengths, per_tier, seed=seed, context=context, tiers=tiers)
+    window = trained_context(model)
+    if window and max(lengths) >= window:
+        notice(f"Warning: {model} was trained on {window}-token windows; inputs of {max(lengths)} tokens (and what is "
+               "generated after them) run past it: those positions are extrapolation"
+               + (" (tiny-llama-1k, trained on 1,024-token windows, takes the same tokenizer)." if window < 1024 else "."),
+               quiet)
     _save(records, save, force)
     emit([{k: v for k, v in r.items() if k not in ("input_ids", "prompt")} for r in records], output, fmt,
          force=force, title="spec-bench build-throughput (random tier = SYNTHETIC)")
@@ -144,7 +151,10 @@ def run_cmd(prompts: B.PoolArg = EMBEDDED,
 
     The report (JSON) has a summary (acceptance_length, acceptance_rate, conditional/joint
     acceptance, tokens/s, wall_speedup_cpu — CPU-specific — and the modelled speedup),
-    by_category rows and per-prompt rows.
+    by_category rows and per-prompt rows. The summary also gives the windows the target and
+    draft were trained on (trained_context, draft_trained_context, from the zoo manifests) and
+    prompts_past_trained_context: prompts whose prompt + --max-tokens + k positions pass the
+    shorter of them (a warning; those positions are extrapolation).
 
     \b
     Examples:
@@ -180,10 +190,12 @@ def run_cmd(prompts: B.PoolArg = EMBEDDED,
         windows = {name: w for name, w in ((target, s["trained_context"]), (draft, s["draft_trained_context"]))
                    if name and w}
         shortest = min(windows.values())
-        names = " and ".join(name for name, w in windows.items() if w == shortest)
+        names = [name for name, w in windows.items() if w == shortest]
+        hint = ("" if target not in names or shortest >= 1024 else
+                " (tiny-llama-1k, trained on 1,024-token windows, takes the same tokenizer)")
         notice(f"Warning: {s['prompts_past_trained_context']} of {s['prompts']} prompt(s) plus --max-tokens and -k run "
-               f"past the {shortest}-token window {names} was trained on: those positions are extrapolation "
-               "(tiny-llama-1k is trained on 1,024-token windows).", quiet)
+               f"past the {shortest}-token window {' and '.join(names)} {'was' if len(names) == 1 else 'were'} "
+               f"trained on: those positions are extrapolation{hint}.", quiet)
     notice(f"spec-bench run: {engine} k={k}: AL {s['acceptance_length']:.3f}, greedy_match {s['greedy_match']}, "
            f"modelled speedup {s['modelled_speedup']:.3f}, wall {s['wall_speedup_cpu']:.3f} (CPU-specific)", quiet)
     emit(report["prompts"] if per_prompt else report, output, fmt, force=force, title="spec-bench run")

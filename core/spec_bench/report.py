@@ -20,7 +20,8 @@ def rows(loaded: Sequence[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, A
         if len(records) == 1 and "summary" in records[0] and "by_category" in records[0]:
             s = records[0]["summary"]
             for c in records[0]["by_category"]:
-                out.append({"kind": "category", "source": path, "engine": s.get("engine"), "k": s.get("k"),
+                out.append({"kind": "category", "source": path, "target": s.get("target"), "engine": s.get("engine"),
+                            "k": s.get("k"),
                             "key": c["category"], "acceptance_length": c["acceptance_length"],
                             "greedy_match": c.get("greedy_match"), "throughput_tokens_per_s": None,
                             "ttft_median_s": None, "tpot_median_s": None,
@@ -28,7 +29,8 @@ def rows(loaded: Sequence[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, A
                             "modelled_speedup": c.get("modelled_speedup"), "wall_speedup_cpu": c.get("wall_speedup_cpu")})
         elif records and all("concurrency" in r for r in records):
             for r in records:
-                out.append({"kind": "concurrency", "source": path, "engine": "server", "k": r.get("k"),
+                out.append({"kind": "concurrency", "source": path, "target": r.get("model"), "engine": "server",
+                            "k": r.get("k"),
                             "key": r["concurrency"], "acceptance_length": r.get("acceptance_length"),
                             "greedy_match": None, "throughput_tokens_per_s": r.get("throughput_tokens_per_s"),
                             "ttft_median_s": r.get("ttft_median_s"), "tpot_median_s": r.get("tpot_median_s"),
@@ -59,12 +61,13 @@ def plots(table: Sequence[dict[str, Any]], folder: str, force: bool = False) -> 
         fig, ax = plt.subplots(figsize=(8, 4))
         if name.startswith("al"):
             runs = sorted({(r["source"], r["engine"], r["k"]) for r in cats})
+            targets = {(r["source"], r["engine"], r["k"]): r.get("target") for r in cats}
             keys = list(dict.fromkeys(r["key"] for r in cats))
             width = 0.8 / max(1, len(runs))
             for i, run in enumerate(runs):
                 vals = {r["key"]: r["acceptance_length"] or 0 for r in cats if (r["source"], r["engine"], r["k"]) == run}
                 ax.bar([j + i * width for j in range(len(keys))], [vals.get(key, 0) for key in keys], width,
-                       label=f"{run[1]} k={run[2]}")
+                       label=" ".join(str(x) for x in (targets[run], run[1], f"k={run[2]}") if x))
             ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))], keys, rotation=45, ha="right", fontsize=7)
             ax.set_ylabel("acceptance length")
         else:

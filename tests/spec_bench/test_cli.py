@@ -114,3 +114,15 @@ def test_run_warns_when_prompts_run_past_the_trained_context(run_cli, tmp_path):
     drafted = run_cli("spec-bench", "run", str(path), "--engine", "ours", "--max-tokens", "2", "--target",
                       "tiny-llama-1k", "--format", "json")
     assert drafted.code == 0 and "128-token window tiny-llama-draft was trained on" in drafted.stderr, drafted.stderr
+    assert "tiny-llama-1k, trained on" not in drafted.stderr  # no advice to switch to the target already in use
+    both = run_cli("spec-bench", "run", str(path), "--engine", "ours", "--max-tokens", "2", "--format", "json")
+    assert both.code == 0 and "window tiny-llama and tiny-llama-draft were trained on" in both.stderr, both.stderr
+
+
+def test_build_throughput_warns_past_the_trained_window(run_cli):
+    res = run_cli("spec-bench", "build-throughput", "--length", "256", "--per-tier", "1", "--tier", "low",
+                  "--format", "json")
+    assert res.code == 0 and "tiny-llama was trained on 128-token windows" in res.stderr, res.stderr
+    quiet = run_cli("spec-bench", "build-throughput", "--target", "tiny-llama-1k", "--length", "256", "--per-tier", "1",
+                    "--tier", "low", "--format", "json")
+    assert quiet.code == 0 and "trained on" not in quiet.stderr, quiet.stderr

@@ -117,3 +117,10 @@ def test_run_counts_prompts_that_run_past_the_trained_context(models):
     assert cut["summary"]["prompts_past_trained_context"] == 0
     drafted = run(prompts, models, engine="ours", k=2, max_tokens=4, ids=[short, edge, over])
     assert drafted["summary"]["draft_trained_context"] == 128 and drafted["summary"]["prompts_past_trained_context"] == 1
+
+
+def test_input_ids_from_another_tokenizer_are_an_input_error(models):
+    from mlx26.core.spec_bench.run import run
+
+    with pytest.raises(InputError, match="built with another tokenizer"):
+        run([Prompt("x", "c", "saved")], models, engine="prompt-lookup", k=2, max_tokens=2, ids=[[1, 2, 5000]])
