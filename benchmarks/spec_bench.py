@@ -9,7 +9,8 @@ and modelled speedup tau / (1 + k c_draft / c_target). Part 2: the Throughput sp
 real entropy tiers vs SYNTHETIC random tokens (the overestimation finding), 256 new tokens, plus a 32-token
 contrast at 256 input tokens, each with a bootstrap interval over prompts, on tiny-llama-1k (trained on
 1,024-token windows, so no position is past its training context), and the prompt-lookup rows again on
-tiny-llama (trained on 128-token windows: every position past 128 is extrapolation) as a contrast. Part 3: `mlx26 llm serve` started as a
+tiny-llama (trained on 128-token windows: every position past 128 is extrapolation) as a contrast; our
+engine's row there drafts with tiny-llama-draft-1k. Part 3: `mlx26 llm serve` started as a
 separate process, with --draft at each k and without (the plain anchor), swept over concurrency 1..16
 (streaming, httpx): throughput ratio spec / plain per level and AL scraped from /metrics. Tiny zoo models on
 a shared CPU: the figures prove the plumbing; they are not GPU figures.
@@ -129,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="a short-output contrast: prompt lookup at the middle length with this many new tokens")
     ap.add_argument("--throughput-target", default="tiny-llama-1k",
                     help="target of the Throughput split (trained on 1,024-token windows, so every position is in range)")
+    ap.add_argument("--throughput-draft", default="tiny-llama-draft-1k",
+                    help="draft of our engine's Throughput row (tiny-llama-draft continued on 1,024-token windows)")
     ap.add_argument("--contrast-target", default="tiny-llama",
                     help="also run the split's prompt-lookup rows on this target ('' to skip): tiny-llama was "
                          "trained on 128-token windows")
@@ -188,10 +191,13 @@ def main(argv: list[str] | None = None) -> int:
                                               | ({"contrast": args.contrast_target} if args.contrast_target else {}))
     print("\n## Throughput split: real prompts in entropy tiers vs SYNTHETIC random tokens; AL by tier and "
           "random / real with a 90% bootstrap interval over prompts")
-    tp_models = load_pair(args.throughput_target, "tiny-llama-draft")
-    print(f"### target {args.throughput_target} (trained at {trained_context(args.throughput_target)} tokens)")
+    tp_models = load_pair(args.throughput_target, args.throughput_draft)
+    print(f"### target {args.throughput_target}, draft {args.throughput_draft} (trained at "
+          f"{trained_context(args.throughput_target)} / {trained_context(args.throughput_draft)} tokens)")
     figures["throughput"] = _throughput(pool, tp_models, args, engines=("prompt-lookup", "ours"))
     figures["throughput"]["target"] = args.throughput_target
+    figures["throughput"]["draft"] = args.throughput_draft
+    figures["throughput"]["draft_trained_context"] = trained_context(args.throughput_draft)
     figures["throughput"]["trained_context"] = trained_context(args.throughput_target)
     if args.contrast_target:
         print(f"### contrast: target {args.contrast_target} (trained at {trained_context(args.contrast_target)} "
@@ -239,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
                          "ratio_min": min(r["ratio_to_plain"] for n in drafted for r in figures["sweep"]["servers"][n]),
                          "ratio_max": max(r["ratio_to_plain"] for n in drafted for r in figures["sweep"]["servers"][n])}
     data = [{"name": "tiny-llama / tiny-llama-draft", "source": "zoo models trained locally (tiny; CPU)"},
-            {"name": args.throughput_target, "source": "zoo model trained locally (the Throughput split's target)"}]
+            {"name": f"{args.throughput_target} / {args.throughput_draft}",
+             "source": "zoo models trained locally (the Throughput split's pair)"}]
     data.append({"name": "spec-bench", "source": f"{args.prompts} (Spec-Bench question.jsonl, real prompts, read in place)"}
                 if args.prompts else {"name": "embedded pool", "source": "the package's embedded prompt pool (project text)"})
     data.append({"name": "random tier", "source": "SYNTHETIC random tokens (the Throughput split's random tier)"})

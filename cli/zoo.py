@@ -81,7 +81,7 @@ def _reporters(bar, quiet: bool):
 
 @app.command("train")
 def train(
-    preset: Annotated[str, typer.Argument(help="tiny-llama | tiny-llama-pkgs | tiny-llama-draft | tiny-llama-1k | tiny-moe | tiny-moe-upcycled | tiny-moe-fine | micro-llama | micro-moe.", metavar="PRESET",
+    preset: Annotated[str, typer.Argument(help="tiny-llama | tiny-llama-pkgs | tiny-llama-draft | tiny-llama-1k | tiny-llama-draft-1k | tiny-moe | tiny-moe-upcycled | tiny-moe-fine | micro-llama | micro-moe.", metavar="PRESET",
                                             autocompletion=complete.zoo_presets)],
     out: Annotated[str, typer.Option("--out", help="Directory to write the model into (must not exist).",
                                      metavar="DIR")],

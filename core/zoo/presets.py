@@ -23,7 +23,8 @@ Our own choice of sizes (no paper reconstructed):
   models are made by continued pre-training): ``tiny-llama`` saw only 128-token windows, so every position
   past 128 is extrapolation for it; this one is trained on every position it will be asked about (the
   Throughput split of ``mlx26 spec-bench`` at 128–512 input tokens plus the generated ones). Same
-  tokenizer, so ``tiny-llama-draft`` drafts for it.
+  tokenizer, so ``tiny-llama-draft`` drafts for it; ``tiny-llama-draft-1k`` is the draft continued the same way,
+  so a speculative pair exists whose two models were both trained on every position they are used at.
 * ``micro-llama`` / ``micro-moe`` — seconds-to-train models for tests and the smoke recipe.
 
 Each preset also fixes its training defaults (context, batch, learning rate, minutes,
@@ -44,6 +45,7 @@ UPCYCLE_LR = 1e-3
 # tiny-llama's cosine ended at 10 % of 8e-3; the context-extended copy takes that as its peak (then warm-up and
 # cosine as every preset, with a fresh AdamW).
 CONTINUE_LR = 8e-4
+DRAFT_CONTINUE_LR = 1e-3  # likewise for tiny-llama-draft (10 % of 1e-2)
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,12 @@ PRESETS: dict[str, Preset] = {
                     num_key_value_heads=4, max_position_embeddings=1024),
                "Llama, tiny-llama continued on 1,024-token windows of stdlib code (context extension)",
                shipped=True, minutes=8.0, lr=CONTINUE_LR, batch_size=8, context=1024, continue_from="tiny-llama"),
+        Preset("tiny-llama-draft-1k", "llama",
+               dict(hidden_size=64, intermediate_size=192, num_hidden_layers=2, num_attention_heads=2,
+                    num_key_value_heads=2, max_position_embeddings=1024),
+               "Llama, tiny-llama-draft continued on 1,024-token windows of stdlib code (context extension)",
+               shipped=True, minutes=3.0, lr=DRAFT_CONTINUE_LR, batch_size=8, context=1024,
+               continue_from="tiny-llama-draft"),
         Preset("tiny-llama-long", "llama",
                dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
                     num_key_value_heads=8, head_dim=64, max_position_embeddings=32768),

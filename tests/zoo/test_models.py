@@ -15,14 +15,14 @@ pytest.importorskip("transformers")
 from mlx26.core.zoo import load_model, load_tokenizer, registry, resolve_model_path  # noqa: E402
 from mlx26.core.zoo.evaluate import compressor_bits_per_byte  # noqa: E402
 
-SHIPPED = ("tiny-llama", "tiny-llama-pkgs", "tiny-llama-draft", "tiny-llama-1k", "tiny-moe", "tiny-moe-upcycled",
-           "tiny-moe-fine")
+SHIPPED = ("tiny-llama", "tiny-llama-pkgs", "tiny-llama-draft", "tiny-llama-1k", "tiny-llama-draft-1k", "tiny-moe",
+           "tiny-moe-upcycled", "tiny-moe-fine")
 
 
 def test_the_shipped_models_are_small():
     assert set(registry.shipped_names()) == set(SHIPPED)
     total = sum(registry.folder_size(registry.MODELS_DIR / n) for n in SHIPPED)
-    assert total < 36e6  # a few MB each (seven models: 33.2 MB)
+    assert total < 37e6  # a few MB each (eight models: 35.0 MB)
     for name in SHIPPED:
         folder = registry.MODELS_DIR / name
         for required in ("config.json", "model.safetensors", "tokenizer.json", "manifest.json", "MODEL_CARD.md"):
@@ -238,24 +238,24 @@ def test_the_broad_corpus_model_codes_unseen_packages_in_fewer_bits():
     assert scores["tiny-llama-pkgs"] < scores["tiny-llama"], scores
 
 
-def test_continued_preset_builds_from_its_source_and_records_which_weights():
-    """Wiring: the tiny-llama-1k preset starts from the shipped tiny-llama weights (not a fresh init), and the
-    shipped manifest pins the source file it was trained from by its hash, with the 1,024-token window."""
+@pytest.mark.parametrize(("name", "source"), [("tiny-llama-1k", "tiny-llama"), ("tiny-llama-draft-1k", "tiny-llama-draft")])
+def test_continued_preset_builds_from_its_source_and_records_which_weights(name, source):
+    """Wiring: a continued preset starts from the shipped source weights (not a fresh init), and the shipped
+    manifest pins the source file it was trained from by its hash, with the 1,024-token window."""
     import hashlib
 
     from mlx26.core.zoo.presets import build_model, get_preset
 
-    preset = get_preset("tiny-llama-1k")
-    start = build_model(preset, load_tokenizer("tiny-llama-1k"), seed=123).state_dict()
-    source = load_model("tiny-llama").state_dict()
-    assert start.keys() == source.keys()
-    assert all(torch.equal(start[k], source[k]) for k in source)
-    m = registry.read_manifest("tiny-llama-1k")
-    weights = (registry.MODELS_DIR / "tiny-llama" / "model.safetensors").read_bytes()
-    assert m["continued_from"]["model"] == "tiny-llama"
-    assert m["continued_from"]["weights_sha256"] == hashlib.sha256(weights).hexdigest()
+    start = build_model(get_preset(name), load_tokenizer(name), seed=123).state_dict()
+    weights = load_model(source).state_dict()
+    assert start.keys() == weights.keys()
+    assert all(torch.equal(start[k], weights[k]) for k in weights)
+    m = registry.read_manifest(name)
+    blob = (registry.MODELS_DIR / source / "model.safetensors").read_bytes()
+    assert m["continued_from"]["model"] == source
+    assert m["continued_from"]["weights_sha256"] == hashlib.sha256(blob).hexdigest()
     assert m["training"]["context"] == 1024 and m["eval"]["context"] == 1024
-    assert registry.read_manifest("tiny-llama")["training"]["context"] == 128
+    assert registry.read_manifest(source)["training"]["context"] == 128
 
 
 def test_continued_preset_refuses_another_tokenizer(tmp_path):
@@ -274,5 +274,6 @@ def test_context_extension_scores_better_than_its_source_past_128_tokens():
 
     text = corpus("stdlib-code").text("heldout", 12_000)
     score = {name: bits_per_byte(load_model(name), load_tokenizer(name), text, context=1024, routing=False)["bits_per_byte"]
-             for name in ("tiny-llama", "tiny-llama-1k")}
+             for name in ("tiny-llama", "tiny-llama-1k", "tiny-llama-draft", "tiny-llama-draft-1k")}
     assert score["tiny-llama-1k"] < score["tiny-llama"] - 0.1, score
+    assert score["tiny-llama-draft-1k"] < score["tiny-llama-draft"] - 0.1, score
