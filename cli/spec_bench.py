@@ -126,7 +126,8 @@ def build_throughput_cmd(prompts: B.PoolArg = EMBEDDED, model: B.TargetOpt = "ti
     if window and max(lengths) >= window:
         notice(f"Warning: {model} was trained on {window}-token windows; inputs of {max(lengths)} tokens (and what is "
                "generated after them) run past it: those positions are extrapolation"
-               + (" (tiny-llama-1k, trained on 1,024-token windows, takes the same tokenizer)." if window < 1024 else "."),
+               + (" (tiny-llama-1k and tiny-llama-draft-1k, trained on 1,024-token windows, take the same tokenizer)."
+                  if window < 1024 else "."),
                quiet)
     _save(records, save, force)
     emit([{k: v for k, v in r.items() if k not in ("input_ids", "prompt")} for r in records], output, fmt,
@@ -191,8 +192,8 @@ def run_cmd(prompts: B.PoolArg = EMBEDDED,
                    if name and w}
         shortest = min(windows.values())
         names = [name for name, w in windows.items() if w == shortest]
-        hint = ("" if target not in names or shortest >= 1024 else
-                " (tiny-llama-1k, trained on 1,024-token windows, takes the same tokenizer)")
+        hint = ("" if shortest >= 1024 else " (tiny-llama-1k and tiny-llama-draft-1k, trained on 1,024-token windows, "
+                "take the same tokenizer)")
         notice(f"Warning: {s['prompts_past_trained_context']} of {s['prompts']} prompt(s) plus --max-tokens and -k run "
                f"past the {shortest}-token window {' and '.join(names)} {'was' if len(names) == 1 else 'were'} "
                f"trained on: those positions are extrapolation{hint}.", quiet)

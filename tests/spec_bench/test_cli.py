@@ -114,7 +114,11 @@ def test_run_warns_when_prompts_run_past_the_trained_context(run_cli, tmp_path):
     drafted = run_cli("spec-bench", "run", str(path), "--engine", "ours", "--max-tokens", "2", "--target",
                       "tiny-llama-1k", "--format", "json")
     assert drafted.code == 0 and "128-token window tiny-llama-draft was trained on" in drafted.stderr, drafted.stderr
-    assert "tiny-llama-1k, trained on" not in drafted.stderr  # no advice to switch to the target already in use
+    assert "tiny-llama-draft-1k" in drafted.stderr  # the draft that fits those positions
+    paired = run_cli("spec-bench", "run", str(path), "--engine", "ours", "--max-tokens", "2", "--target",
+                     "tiny-llama-1k", "--draft", "tiny-llama-draft-1k", "--format", "json")
+    assert paired.code == 0 and "trained on" not in paired.stderr, paired.stderr
+    assert json.loads(paired.stdout)["summary"]["prompts_past_trained_context"] == 0
     both = run_cli("spec-bench", "run", str(path), "--engine", "ours", "--max-tokens", "2", "--format", "json")
     assert both.code == 0 and "window tiny-llama and tiny-llama-draft were trained on" in both.stderr, both.stderr
 
