@@ -127,7 +127,7 @@ def build_throughput_cmd(prompts: B.PoolArg = EMBEDDED, model: B.TargetOpt = "ti
         notice(f"Warning: {model} was trained on {window}-token windows; inputs of {max(lengths)} tokens (and what is "
                "generated after them) run past it: those positions are extrapolation"
                + (" (tiny-llama-1k and tiny-llama-draft-1k, trained on 1,024-token windows, take the same tokenizer)."
-                  if window < 1024 else "."),
+                  if window < 1024 and model.startswith("tiny-llama") else "."),
                quiet)
     _save(records, save, force)
     emit([{k: v for k, v in r.items() if k not in ("input_ids", "prompt")} for r in records], output, fmt,
@@ -192,8 +192,9 @@ def run_cmd(prompts: B.PoolArg = EMBEDDED,
                    if name and w}
         shortest = min(windows.values())
         names = [name for name, w in windows.items() if w == shortest]
-        hint = ("" if shortest >= 1024 else " (tiny-llama-1k and tiny-llama-draft-1k, trained on 1,024-token windows, "
-                "take the same tokenizer)")
+        # Only the zoo's tiny-llama family has 1k-trained siblings with the same tokenizer.
+        hint = ("" if shortest >= 1024 or not all(n.startswith("tiny-llama") for n in names) else
+                " (tiny-llama-1k and tiny-llama-draft-1k, trained on 1,024-token windows, take the same tokenizer)")
         notice(f"Warning: {s['prompts_past_trained_context']} of {s['prompts']} prompt(s) plus --max-tokens and -k run "
                f"past the {shortest}-token window {' and '.join(names)} {'was' if len(names) == 1 else 'were'} "
                f"trained on: those positions are extrapolation{hint}.", quiet)

@@ -71,9 +71,14 @@ def plots(table: Sequence[dict[str, Any]], folder: str, force: bool = False) -> 
             ax.set_xticks([j + 0.4 - width / 2 for j in range(len(keys))], keys, rotation=45, ha="right", fontsize=7)
             ax.set_ylabel("acceptance length")
         else:
-            for kval in sorted({r["k"] for r in levels}, key=lambda v: -1 if v is None else v):
-                pts = sorted((r["key"], r["throughput_tokens_per_s"] or 0) for r in levels if r["k"] == kval)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"k={kval}")
+            # one line per file and k: two sweeps (other servers or models) at the same k must not merge
+            sources = list(dict.fromkeys(r["source"] for r in levels))
+            for src, kval in sorted({(r["source"], r["k"]) for r in levels},
+                                    key=lambda t: (sources.index(t[0]), -1 if t[1] is None else t[1])):
+                pts = sorted((r["key"], r["throughput_tokens_per_s"] or 0) for r in levels
+                             if r["source"] == src and r["k"] == kval)
+                label = f"k={kval}" + (f" ({Path(src).name})" if len(sources) > 1 else "")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
             ax.set_xscale("log", base=2)
             ax.set_xlabel("concurrency")
             ax.set_ylabel("output tokens/s (CPU-specific)")

@@ -76,7 +76,7 @@ def encode_prompts(prompts: Sequence[Prompt], tokenizer: Any, ids: Sequence[Sequ
         toks = list(given) if given is not None else tokenizer(p.text)["input_ids"]
         if given is not None and any(not 0 <= t < len(tokenizer) for t in toks):  # saved by build-throughput
             raise InputError(f"prompt '{p.id}' ({p.category}): its input_ids fall outside the target's vocabulary of "
-                             f"{len(tokenizer)} tokens, so they were built with another tokenizer.",
+                             f"{len(tokenizer)} tokens, so they were not built with this target's tokenizer.",
                              "rebuild the file with spec-bench build-throughput --target <this target>")
         if truncate:
             toks = toks[-truncate:]

@@ -220,7 +220,11 @@ def test_damaged_saved_tensors_are_input_errors(run_cli, tmp_path):
     tensors["0.down_proj.scale"].view(-1)[0] = float("nan")
     save_file(tensors, str(nan / "experts.safetensors"))
     (cut / "experts.safetensors").write_bytes((out / "experts.safetensors").read_bytes()[:1000])
-    for folder, needle in ((nan, "0.down_proj.scale has NaN"), (cut, "experts.safetensors is damaged or truncated")):
+    dense = tmp_path / "dense"
+    shutil.copytree(out, dense)
+    (dense / "model.safetensors").write_bytes((out / "model.safetensors").read_bytes()[:1000])
+    for folder, needle in ((nan, "0.down_proj.scale has NaN"), (cut, "experts.safetensors is damaged or truncated"),
+                           (dense, "model.safetensors is damaged or truncated")):
         result = run_cli("quantize-moe", "--model", folder, "--eval-ppl", "heldout", "--eval-bytes", "2048",
                          "--format", "jsonl")
         assert result.code == 2 and needle in result.error_lines[0], result.stderr

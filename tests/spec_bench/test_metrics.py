@@ -82,3 +82,18 @@ def test_each_category_gets_its_own_modelled_and_wall_speedup():
     table = {r["key"]: r for r in report_rows([("run.json", [report])])}
     # the table shows each category's own figures, not the run's overall ones
     assert table["chat"]["modelled_speedup"] == pytest.approx(0.5) and table["chat"]["wall_speedup_cpu"] == 0.5
+
+
+def test_report_rows_carry_the_target_and_plots_keep_runs_apart(tmp_path):
+    pytest.importorskip("matplotlib")
+    from mlx26.core.spec_bench.report import plots
+    from mlx26.core.spec_bench.report import rows as report_rows
+
+    cat = [{"category": "qa", "acceptance_length": 1.5, "greedy_match": True}]
+    old = {"summary": {"engine": "ours", "k": 4}, "by_category": cat}  # written before reports named the target
+    new = {"summary": {"engine": "ours", "k": 4, "target": "tiny-llama-1k"}, "by_category": cat}
+    sweep = [{"concurrency": c, "k": 2, "throughput_tokens_per_s": 10.0 * c} for c in (1, 2)]
+    table = report_rows([("a.json", [old]), ("b.json", [new]), ("s1.jsonl", sweep), ("s2.jsonl", sweep)])
+    assert [r["target"] for r in table if r["kind"] == "category"] == [None, "tiny-llama-1k"]
+    written = plots(table, str(tmp_path))
+    assert {p.rsplit("/", 1)[-1] for p in written} == {"al_by_category.png", "throughput_vs_concurrency.png"}

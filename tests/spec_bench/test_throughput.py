@@ -122,5 +122,6 @@ def test_run_counts_prompts_that_run_past_the_trained_context(models):
 def test_input_ids_from_another_tokenizer_are_an_input_error(models):
     from mlx26.core.spec_bench.run import run
 
-    with pytest.raises(InputError, match="built with another tokenizer"):
-        run([Prompt("x", "c", "saved")], models, engine="prompt-lookup", k=2, max_tokens=2, ids=[[1, 2, 5000]])
+    for ids in ([1, 2, 5000], [-1, 2, 3]):
+        with pytest.raises(InputError, match="not built with this target's tokenizer"):
+            run([Prompt("x", "c", "saved")], models, engine="prompt-lookup", k=2, max_tokens=2, ids=[ids])
