@@ -93,10 +93,10 @@ def _throughput(pool: list, models: dict, args: argparse.Namespace, engines: tup
 
 def _context_check(roles: dict[str, str]) -> dict:
     """Held-out bits/byte of each target at a 128- and a 1,024-token context: is the long context usable?"""
-    from mlx26.core.spec_bench.run import trained_context
     from mlx26.core.zoo import load_model, load_tokenizer
     from mlx26.core.zoo.corpora import corpus
     from mlx26.core.zoo.evaluate import bits_per_byte
+    from mlx26.core.zoo.registry import trained_context
     from mlx26.core.zoo.train import EVAL_BYTES
 
     text = corpus("stdlib-code").text("heldout", EVAL_BYTES)
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from mlx26.core.spec_bench import embed, report, select
     from mlx26.core.spec_bench.prompts import embedded_pool, from_records
-    from mlx26.core.spec_bench.run import load_pair, run, trained_context
+    from mlx26.core.spec_bench.run import load_pair, run
     from mlx26.core.spec_bench.server_bench import sweep
 
     out = Path(args.out)
@@ -191,21 +191,20 @@ def main(argv: list[str] | None = None) -> int:
                                               | ({"contrast": args.contrast_target} if args.contrast_target else {}))
     print("\n## Throughput split: real prompts in entropy tiers vs SYNTHETIC random tokens; AL by tier and "
           "random / real with a 90% bootstrap interval over prompts")
-    tp_models = load_pair(args.throughput_target, args.throughput_draft)
+    tp_models = load_pair(args.throughput_target, args.throughput_draft)  # carries both trained windows
     print(f"### target {args.throughput_target}, draft {args.throughput_draft} (trained at "
-          f"{trained_context(args.throughput_target)} / {trained_context(args.throughput_draft)} tokens)")
+          f"{tp_models['trained_context']} / {tp_models['draft_trained_context']} tokens)")
     figures["throughput"] = _throughput(pool, tp_models, args, engines=("prompt-lookup", "ours"))
-    figures["throughput"]["target"] = args.throughput_target
-    figures["throughput"]["draft"] = args.throughput_draft
-    figures["throughput"]["draft_trained_context"] = trained_context(args.throughput_draft)
-    figures["throughput"]["trained_context"] = trained_context(args.throughput_target)
+    figures["throughput"] |= {"target": args.throughput_target, "draft": args.throughput_draft,
+                              "trained_context": tp_models["trained_context"],
+                              "draft_trained_context": tp_models["draft_trained_context"]}
     if args.contrast_target:
-        print(f"### contrast: target {args.contrast_target} (trained at {trained_context(args.contrast_target)} "
+        contrast = load_pair(args.contrast_target, None)
+        print(f"### contrast: target {args.contrast_target} (trained at {contrast['trained_context']} "
               "tokens: positions past that are extrapolation), prompt lookup only")
-        figures["throughput_contrast"] = _throughput(pool, load_pair(args.contrast_target, None), args,
-                                                     engines=("prompt-lookup",))
-        figures["throughput_contrast"]["target"] = args.contrast_target
-        figures["throughput_contrast"]["trained_context"] = trained_context(args.contrast_target)
+        figures["throughput_contrast"] = _throughput(pool, contrast, args, engines=("prompt-lookup",))
+        figures["throughput_contrast"] |= {"target": args.contrast_target,
+                                           "trained_context": contrast["trained_context"]}
 
     print(f"\n## Server sweep: `mlx26 llm serve` (separate process), {args.requests} streamed requests/level, "
           f"{args.sweep_tokens} tokens each")

@@ -113,8 +113,8 @@ def build_throughput_cmd(prompts: B.PoolArg = EMBEDDED, model: B.TargetOpt = "ti
     from pathlib import Path
 
     from mlx26.core.spec_bench import throughput
-    from mlx26.core.spec_bench.run import trained_context
     from mlx26.core.zoo import load_tokenizer, resolve_model_path
+    from mlx26.core.zoo.registry import trained_context
 
     pool, _ = B.load_pool(prompts)
     tok = load_tokenizer(model)
@@ -126,12 +126,18 @@ def build_throughput_cmd(prompts: B.PoolArg = EMBEDDED, model: B.TargetOpt = "ti
     if window and max(lengths) >= window:
         notice(f"Warning: {model} was trained on {window}-token windows; inputs of {max(lengths)} tokens (and what is "
                "generated after them) run past it: those positions are extrapolation"
-               + (" (tiny-llama-1k and tiny-llama-draft-1k, trained on 1,024-token windows, take the same tokenizer)."
-                  if window < 1024 and model.startswith("tiny-llama") else "."),
+               + _long_pair_hint(window, [model]) + ".",
                quiet)
     _save(records, save, force)
     emit([{k: v for k, v in r.items() if k not in ("input_ids", "prompt")} for r in records], output, fmt,
          force=force, title="spec-bench build-throughput (random tier = SYNTHETIC)")
+
+
+def _long_pair_hint(window: int, models: list[str]) -> str:
+    """Only the zoo's tiny-llama family has siblings trained on 1,024-token windows with the same tokenizer."""
+    if window >= 1024 or not all(m.startswith("tiny-llama") for m in models):
+        return ""
+    return " (tiny-llama-1k and tiny-llama-draft-1k, trained on 1,024-token windows, take the same tokenizer)"
 
 
 @app.command("run")
@@ -192,9 +198,7 @@ def run_cmd(prompts: B.PoolArg = EMBEDDED,
                    if name and w}
         shortest = min(windows.values())
         names = [name for name, w in windows.items() if w == shortest]
-        # Only the zoo's tiny-llama family has 1k-trained siblings with the same tokenizer.
-        hint = ("" if shortest >= 1024 or not all(n.startswith("tiny-llama") for n in names) else
-                " (tiny-llama-1k and tiny-llama-draft-1k, trained on 1,024-token windows, take the same tokenizer)")
+        hint = _long_pair_hint(shortest, names)
         notice(f"Warning: {s['prompts_past_trained_context']} of {s['prompts']} prompt(s) plus --max-tokens and -k run "
                f"past the {shortest}-token window {' and '.join(names)} {'was' if len(names) == 1 else 'were'} "
                f"trained on: those positions are extrapolation{hint}.", quiet)

@@ -19,6 +19,7 @@ from mlx26.core.common.errors import InputError
 from mlx26.core.spec_bench import engines as E
 from mlx26.core.spec_bench import metrics as M
 from mlx26.core.spec_bench.prompts import Prompt
+from mlx26.core.zoo.registry import trained_context
 
 CPU_LABEL = "CPU-specific wall speedup (tiny zoo models, {cores} core(s)); not a GPU figure"
 
@@ -47,20 +48,6 @@ def load_pair(target: str, draft: str | None) -> dict[str, Any]:
     out["trained_context"] = trained_context(target)
     out["draft_trained_context"] = trained_context(draft) if draft else None
     return out
-
-
-def trained_context(model: str) -> int | None:
-    """The window a zoo model was trained on (its manifest), or None when unknown (hub ids, bare folders).
-
-    Positions past it are extrapolation even when ``max_position_embeddings`` allows them: tiny-llama has 1,024
-    positions but saw only 128-token windows."""
-    from mlx26.core.zoo.registry import read_manifest
-
-    try:
-        value = (read_manifest(model).get("training") or {}).get("context")
-    except (InputError, OSError, ValueError):
-        return None
-    return int(value) if isinstance(value, int) else None
 
 
 def positions_needed(prompt_tokens: int, max_tokens: int, k: int) -> int:

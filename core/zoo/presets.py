@@ -175,7 +175,6 @@ def build_model(preset: Preset, tokenizer: Any, seed: int) -> Any:
 
 
 def _upcycled(preset: Preset, config: Any, seed: int) -> Any:
-    from mlx26.core.common.errors import RunFailure
     from mlx26.core.zoo.registry import load_model
     from mlx26.core.zoo.upcycle import upcycle
 
@@ -183,25 +182,31 @@ def _upcycled(preset: Preset, config: Any, seed: int) -> Any:
     model = upcycle(load_model(preset.upcycle_from), a["num_local_experts"], a["num_experts_per_tok"],
                     noise=preset.upcycle_noise, seed=seed, router_aux_loss_coef=a.get("router_aux_loss_coef", 0.01),
                     segments=preset.upcycle_segments)
-    for key in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads"):
-        if getattr(model.config, key) != getattr(config, key):
-            raise RunFailure(f"preset {preset.name}: {key} {getattr(config, key)} does not match its source "
-                             f"{preset.upcycle_from} ({getattr(model.config, key)}).")
+    _check_source(preset, preset.upcycle_from, model.config, config,
+                  ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads"))
     return model
 
 
 def _continued(preset: Preset, config: Any) -> Any:
-    from mlx26.core.common.errors import RunFailure
     from mlx26.core.zoo.registry import load_model
 
     model = load_model(preset.continue_from)
-    for key in ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
-                "num_key_value_heads", "max_position_embeddings"):
-        if getattr(model.config, key) != getattr(config, key):
-            raise RunFailure(f"preset {preset.name}: {key} {getattr(config, key)} does not match its source "
-                             f"{preset.continue_from} ({getattr(model.config, key)}).")
+    _check_source(preset, preset.continue_from, model.config, config,
+                  ("vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                   "num_key_value_heads", "max_position_embeddings"))
     model.train()
     return model
+
+
+def _check_source(preset: Preset, source: str, got: Any, want: Any, keys: tuple[str, ...]) -> None:
+    """A preset built from a shipped model must have the shape its own config says (a drifted preset would
+    otherwise train and ship a model whose manifest misdescribes it)."""
+    from mlx26.core.common.errors import RunFailure
+
+    for key in keys:
+        if getattr(got, key) != getattr(want, key):
+            raise RunFailure(f"preset {preset.name}: {key} {getattr(want, key)} does not match its source "
+                             f"{source} ({getattr(got, key)}).")
 
 
 def count_parameters(model: Any) -> int:

@@ -216,6 +216,18 @@ def read_manifest(spec: str) -> dict[str, Any]:
             "note": "no manifest.json (not trained by mlx26 zoo train)"}
 
 
+def trained_context(model: str) -> int | None:
+    """The window a zoo model was trained on (its manifest), or None when unknown (hub ids, bare folders).
+
+    Positions past it are extrapolation even when ``max_position_embeddings`` allows them: tiny-llama has 1,024
+    positions but saw only 128-token windows."""
+    try:
+        value = (read_manifest(model).get("training") or {}).get("context")
+    except (InputError, OSError, ValueError):
+        return None
+    return int(value) if isinstance(value, int) else None
+
+
 def _json_file(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

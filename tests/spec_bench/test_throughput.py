@@ -94,7 +94,7 @@ def test_random_over_real_on_both_test_beds():
 
 
 def test_trained_context_comes_from_the_manifest():
-    from mlx26.core.spec_bench.run import trained_context
+    from mlx26.core.zoo.registry import trained_context
 
     assert trained_context("tiny-llama") == 128  # 1,024 positions, trained on 128-token windows
     assert trained_context("tiny-llama-1k") == 1024
